@@ -1,0 +1,1 @@
+"""Package skeleton; filled by its issue."""
