@@ -1,0 +1,91 @@
+"""The task runner: one place that says how zkr is linted, type-checked, tested and measured.
+
+``nox`` with no arguments runs everything CI runs. Sessions build their environments with uv from
+``uv.lock`` (``uv sync --frozen``), so a run on a fresh machine installs exactly what was locked.
+The per-distribution isolation matrix lives in ``tox.ini`` (one tox environment per distribution,
+each installing only that distribution and what it declares); ``nox -s isolated`` drives it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "typecheck", "tests", "isolated", "hermes", "openclaw"]
+
+ROOT = Path(__file__).parent
+REAL_HOST_TESTS = ("tests/integration/hermes", "tests/integration/openclaw")
+
+
+def _sync(session: nox.Session, *args: str) -> None:
+    """Install the locked workspace (or a part of it) into the session's virtualenv."""
+    session.run_install(
+        "uv",
+        "sync",
+        "--frozen",
+        "--inexact",
+        *args,
+        env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location},
+        external=True,
+    )
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check over the whole tree."""
+    _sync(session, "--only-group", "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on zkr-core."""
+    _sync(session, "--package", "zkr-core", "--group", "type")
+    session.run("mypy", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Every distribution installed together, all tests but the real-host ones."""
+    _sync(session, "--all-packages", "--group", "test")
+    ignores = [f"--ignore={path}" for path in REAL_HOST_TESTS]
+    session.run("pytest", "-q", *ignores, *session.posargs)
+
+
+@nox.session
+def isolated(session: nox.Session) -> None:
+    """Each distribution installed alone with only its declared dependencies (matrix in tox.ini)."""
+    session.install("tox>=4.20", "tox-uv>=1.11")
+    session.run("tox", "run-parallel", "--parallel-no-spinner", "-p", "2", *session.posargs)
+
+
+@nox.session
+def hermes(session: nox.Session) -> None:
+    """zkr-hermes against the real hermes-agent 0.19.0 (its loader, agent loop and CLI)."""
+    _sync(session, "--all-packages", "--group", "test")
+    session.install("hermes-agent==0.19.0")
+    session.run("pytest", "-q", "tests/integration/hermes", *session.posargs)
+
+
+@nox.session
+def openclaw(session: nox.Session) -> None:
+    """The OpenClaw plugin against the real openclaw 2026.7.1-2 loader and gateway."""
+    _sync(session, "--all-packages", "--group", "test")
+    env = {"ZKR_BIN": str(Path(session.bin) / "zkr")}
+    session.run(
+        "bash", "zkr-openclaw-bridge/scripts/check.sh", *session.posargs, env=env, external=True
+    )
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks; writes a JSON report (default bench-report.json). Not part of CI."""
+    _sync(session, "--all-packages")
+    out = os.environ.get("ZKR_BENCH_OUT", "bench-report.json")
+    session.run("python", "benchmarks/run.py", "--out", out, *session.posargs)
