@@ -10,6 +10,8 @@ import json
 import sqlite3
 from typing import Any
 
+from pydantic import BaseModel
+
 from zkr import models as m
 
 __all__ = [
@@ -22,10 +24,11 @@ __all__ = [
     "evidence_record",
     "profile_record",
     "source_record",
+    "time_range",
 ]
 
 #: ``(kind, record)``: the envelope ``{"kind": kind, "record": record}`` of one feed event.
-ExportRecord = tuple[str, m.BaseModel]
+ExportRecord = tuple[str, BaseModel]
 
 
 def _unquote(stored: str) -> str:
@@ -34,6 +37,11 @@ def _unquote(stored: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"stored enum is not a JSON string: {stored!r}")
     return value
+
+
+def time_range(start: int, until: int | None) -> m.TimeRange:
+    """A half-open range ``{"from": start, "until": until}``."""
+    return m.TimeRange.model_validate({"from": start, "until": until})
 
 
 def source_record(conn: sqlite3.Connection, source_id: str) -> ExportRecord:
@@ -109,8 +117,8 @@ def claim_record(conn: sqlite3.Connection, claim_id: str) -> ExportRecord:
         predicate=row[4],
         value=row[5],
         kind=m.ClaimKind(row[6]),
-        valid_time=m.TimeRange(from_=row[7], until=row[8]),
-        recorded_time=m.TimeRange(from_=row[9], until=row[10]),
+        valid_time=time_range(row[7], row[8]),
+        recorded_time=time_range(row[9], row[10]),
         status=m.ClaimStatus(row[11]),
     )
     return ("claim", record)
