@@ -1,0 +1,94 @@
+"""Shared fixtures of the zkr-core tests.
+
+The helpers mirror the contract's store-test fixtures (§9): ``remember(db, t, p, v)`` stores the
+conversation capture ``"Sam works at <v>"`` at captured/recorded 10 with the claim
+(Sam, employer, v, fact, valid_from 10); ``remember_raw(db, t, p, text)`` stores a capture without a
+claim. ``table_snapshot(db)`` reads every table so a test can assert that nothing changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zkr import models as m
+from zkr.db import MemoryDb
+
+__all__ = ["remember", "remember_raw", "table_snapshot"]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[MemoryDb]:
+    """A fresh, migrated memory database in a temporary file."""
+    handle = MemoryDb(tmp_path / "memory.db")
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def remember(
+    db: MemoryDb, tenant: str, person: str, value: str, **overrides: Any
+) -> m.RememberResult:
+    """``Sam works at <value>`` with the claim (Sam, employer, value, fact, valid_from 10)."""
+    payload: dict[str, Any] = {
+        "tenant_id": tenant,
+        "person_id": person,
+        "kind": "conversation",
+        "text": f"Sam works at {value}",
+        "captured_at": 10,
+        "recorded_at": 10,
+        "claim": {
+            "subject": "Sam",
+            "predicate": "employer",
+            "value": value,
+            "kind": "fact",
+            "valid_from": 10,
+        },
+    }
+    payload.update(overrides)
+    return db.remember(m.RememberRequest.model_validate(payload))
+
+
+def remember_raw(
+    db: MemoryDb, tenant: str, person: str, text: str, **overrides: Any
+) -> m.RememberResult:
+    """A conversation capture of *text* at captured/recorded 10, without a claim."""
+    payload: dict[str, Any] = {
+        "tenant_id": tenant,
+        "person_id": person,
+        "kind": "conversation",
+        "text": text,
+        "captured_at": 10,
+        "recorded_at": 10,
+    }
+    payload.update(overrides)
+    return db.remember(m.RememberRequest.model_validate(payload))
+
+
+def table_snapshot(db: MemoryDb) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table (FTS shadow tables included), sorted, keyed by table name.
+
+    Covers ``memory_commits`` and ``memory_export_events`` too, plus ``sqlite_sequence`` so that an
+    AUTOINCREMENT counter bumped by a rolled-back commit would show.
+    """
+    names = [
+        row[0]
+        for row in db.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        ).fetchall()
+    ]
+    snapshot: dict[str, list[tuple[Any, ...]]] = {}
+    for name in names:
+        if name == "source_fts":
+            # The virtual table itself; its rows are covered by its shadow tables and this read.
+            rows = db.conn.execute(
+                "SELECT rowid, source_id, tenant_id, person_id, content FROM source_fts"
+            ).fetchall()
+        else:
+            rows = db.conn.execute(f'SELECT * FROM "{name}"').fetchall()
+        snapshot[name] = sorted(rows, key=repr)
+    return snapshot
