@@ -1,0 +1,135 @@
+"""``zkr``: argument rules and dispatch, in the order of contract §2.1 / §10.14.
+
+argv check -> open and migrate the database (creating the file) -> dispatch on the command
+(``unknown command``) -> stdin size check -> JSON parse -> operation -> one output line.
+
+Contract commands take a fast path that never imports click, numpy or plugins. Everything else
+(``serve``, ``plugins``, commands registered by plugins) goes through the click group of
+:func:`zkr_cli.cli.build_cli`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from zkr_cli import __version__
+from zkr_cli._io import error_message, fail, rust_debug_str
+
+__all__ = ["USAGE", "default_db_path", "main"]
+
+USAGE = "usage: zkr --db PATH COMMAND (use --help)"
+_HELP_WORDS = frozenset({"help", "--help", "-h"})
+
+
+@dataclass(frozen=True)
+class _Invocation:
+    db_path: str
+    command: str
+    extra: tuple[str, ...]
+
+
+def default_db_path() -> str:
+    """``$ZKR_DB`` when set and non-empty, else ``~/.zkr/memory.db`` (an addition)."""
+    configured = os.environ.get("ZKR_DB", "")
+    if configured:
+        return configured
+    return str(Path("~/.zkr/memory.db").expanduser())
+
+
+def _parse_argv(args: Sequence[str]) -> _Invocation | None:
+    """``[--db PATH] COMMAND [ARGS...]``; ``None`` means the usage error."""
+    if args[0] == "--db":
+        if len(args) < 3:
+            return None
+        return _Invocation(args[1], args[2], tuple(args[3:]))
+    if args[0].startswith("-"):
+        return None
+    return _Invocation(default_db_path(), args[0], tuple(args[1:]))
+
+
+def _print_help() -> int:
+    from zkr_cli._help import help_text
+
+    sys.stdout.write(help_text())
+    sys.stdout.flush()
+    return 0
+
+
+def _open_db(path: str):  # type: ignore[no-untyped-def]
+    from zkr.db import MemoryDb
+
+    return MemoryDb(path)
+
+
+def _dispatch(args: Sequence[str]) -> int:
+    # §2.1 rule 1: nothing, or a lone help word.
+    if not args or (len(args) == 1 and args[0] in _HELP_WORDS):
+        return _print_help()
+    if list(args) == ["--version"]:
+        sys.stdout.write(f"zkr {__version__}\n")
+        return 0
+    # §2.1 rule 2: help without opening (or creating) the database.
+    if len(args) == 3 and args[0] == "--db" and args[2] == "help":
+        return _print_help()
+    invocation = _parse_argv(args)
+    if invocation is None:
+        return fail(USAGE)
+
+    from zkr.operations import OPERATIONS
+
+    operation = OPERATIONS.get(invocation.command)
+    if operation is not None or invocation.command == "help":
+        # Contract commands take exactly three arguments.
+        if invocation.extra or operation is None:
+            return fail(USAGE)
+        from zkr_cli._oneshot import run_operation
+
+        try:
+            db = _open_db(invocation.db_path)
+        except Exception as exc:
+            return fail(error_message(exc), exc)
+        with db:
+            return run_operation(db, operation)
+    return _dispatch_additional(invocation)
+
+
+def _dispatch_additional(invocation: _Invocation) -> int:
+    """``serve``, ``plugins``, plugin commands, or the contract's ``unknown command``."""
+    from zkr_cli._help import ADDITIONAL_COMMANDS
+
+    if invocation.command not in ADDITIONAL_COMMANDS and not invocation.extra:
+        # Contract order for what may be an unknown command: open and migrate the database first.
+        try:
+            _open_db(invocation.db_path).close()
+        except Exception as exc:
+            return fail(error_message(exc), exc)
+    from zkr_cli.cli import run_click_command
+
+    outcome = run_click_command(invocation.db_path, invocation.command, invocation.extra)
+    if outcome is None:
+        if invocation.extra:
+            return fail(USAGE)
+        return fail(f"unknown command {rust_debug_str(invocation.command)}")
+    return outcome
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``zkr`` with *argv* (default ``sys.argv[1:]``); returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away; there is nobody left to tell.
+        return 1
+    except Exception as exc:
+        return fail(error_message(exc), exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The CLI's envelope: bounded request reading, result and error lines, error messages.
+
+Every command (contract, additional or plugin) answers the same way: one compact JSON line with keys
+sorted at every depth on stdout and exit status 0, or ``{"error": "<message>"}`` on stderr, exit 1,
+and nothing at all on stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import traceback
+import unicodedata
+from typing import Any, BinaryIO
+
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "error_message",
+    "fail",
+    "read_request",
+    "render",
+    "rust_debug_str",
+    "write_line",
+]
+
+#: Contract §2.2 (same value as ``zkr.operations.MAX_REQUEST_BYTES``; kept here so that reading
+#: stdin needs no import of the operation table).
+MAX_REQUEST_BYTES = 1_048_576
+
+# Rust's ``char::is_printable`` is false for these general categories (space excepted): the
+# ``Debug`` rendering of a string escapes them as ``\u{hex}``.
+_UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
+# Grapheme-extending marks are escaped too (Python has no Grapheme_Extend property; Mn/Me is it
+# up to a handful of spacing marks).
+_GRAPHEME_EXTEND_CATEGORIES = frozenset({"Mn", "Me"})
+_SIMPLE_ESCAPES = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"', "\\": "\\\\"}
+
+
+def rust_debug_str(value: str) -> str:
+    """*value* as Rust's ``format!("{:?}", value)`` renders it (the contract's unknown command)."""
+    parts = ['"']
+    for char in value:
+        if char in _SIMPLE_ESCAPES:
+            parts.append(_SIMPLE_ESCAPES[char])
+        elif char == " " or (" " < char < "\x7f"):
+            parts.append(char)
+        elif unicodedata.category(char) in _UNPRINTABLE_CATEGORIES | _GRAPHEME_EXTEND_CATEGORIES:
+            parts.append(f"\\u{{{ord(char):x}}}")
+        else:
+            parts.append(char)
+    parts.append('"')
+    return "".join(parts)
+
+
+def render(value: Any) -> bytes:
+    """One output line: compact, keys sorted at every depth, raw UTF-8, newline-terminated.
+
+    Rendered completely before anything is written, so a value that cannot be encoded fails as an
+    error instead of leaving half a line on stdout.
+    """
+    from zkr.jsonio import canonical_dumps
+
+    return canonical_dumps(value).encode("utf-8") + b"\n"
+
+
+def write_line(stream: BinaryIO, value: Any) -> None:
+    """Write one rendered line and flush it (hosts read line by line)."""
+    stream.write(render(value))
+    stream.flush()
+
+
+def error_message(exc: BaseException) -> str:
+    """What the user sees for *exc*: the contract's message, or a generic line without internals."""
+    from zkr.errors import ZkrError
+
+    if isinstance(exc, ZkrError):
+        return exc.message
+    if isinstance(exc, sqlite3.Error):
+        # SQLite's own messages ("database is locked", "file is not a database") name no user data.
+        return f"database error: {exc}"
+    if isinstance(exc, RecursionError):
+        return "recursion limit exceeded"
+    return f"internal error ({type(exc).__name__}); set ZKR_DEBUG=1 for details"
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("ZKR_DEBUG") == "1"
+
+
+def fail(message: str, exc: BaseException | None = None) -> int:
+    """Report an error the contract's way and return the exit status (1)."""
+    if exc is not None and debug_enabled():
+        traceback.print_exception(exc, file=sys.stderr)
+    write_line(sys.stderr.buffer, {"error": message})
+    return 1
+
+
+def read_request(stream: BinaryIO | None) -> bytes:
+    """Read stdin up to one byte past the limit, so an oversized request is known without parsing.
+
+    :raises zkr.errors.LimitExceeded: more than ``MAX_REQUEST_BYTES`` bytes are waiting.
+    """
+    if stream is None:
+        return b""
+    chunks: list[bytes] = []
+    remaining = MAX_REQUEST_BYTES + 1
+    while remaining > 0:
+        chunk = stream.read(remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > MAX_REQUEST_BYTES:
+        from zkr.errors import LimitExceeded
+
+        raise LimitExceeded(f"request exceeds {MAX_REQUEST_BYTES} bytes")
+    return data

@@ -1,0 +1,134 @@
+"""The click group of zkr's additional commands (``serve``, ``plugins``) and plugin commands.
+
+Contract commands never come here (see :mod:`zkr_cli.__main__`): building this group imports click
+and loads plugins, which a plain ``zkr --db PATH search`` must not pay for.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from zkr_cli._io import error_message, fail, write_line
+
+if TYPE_CHECKING:
+    import click
+    import pluggy
+
+    from zkr.db import MemoryDb
+
+__all__ = ["ZkrContext", "add_hookspecs", "build_cli", "run_click_command"]
+
+
+@dataclass(frozen=True)
+class ZkrContext:
+    """What every non-contract command receives as its click ``obj``."""
+
+    #: The database named by ``--db`` (or ``$ZKR_DB``, or ``~/.zkr/memory.db``); not yet opened.
+    db_path: str
+
+    def open_db(self) -> MemoryDb:
+        """Open (creating and migrating) the database; the caller closes it."""
+        from zkr.db import MemoryDb
+
+        return MemoryDb(self.db_path)
+
+    def emit(self, value: Any) -> None:
+        """Print *value* as the command's one JSON line (compact, keys sorted, UTF-8)."""
+        write_line(sys.stdout.buffer, value)
+
+
+def add_hookspecs(pm: pluggy.PluginManager) -> None:
+    """Teach *pm* the ``zkr_register_commands`` hook (idempotent)."""
+    from zkr_cli import hookspecs
+
+    caller = getattr(pm.hook, "zkr_register_commands", None)
+    if caller is None or not caller.has_spec():
+        pm.add_hookspecs(hookspecs)
+
+
+def _serve_command() -> click.Command:
+    import click
+
+    @click.command(name="serve", help="Answer JSON lines {command, request} until EOF.")
+    @click.pass_obj
+    def serve(ctx: ZkrContext) -> int:
+        from zkr_cli.serve import serve_forever
+
+        with ctx.open_db() as db:
+            serve_forever(db, sys.stdin.buffer, sys.stdout.buffer)
+        return 0
+
+    return serve
+
+
+def _plugins_command() -> click.Command:
+    import click
+
+    @click.command(name="plugins", help="List installed plugins as JSON.")
+    @click.pass_obj
+    def plugins(ctx: ZkrContext) -> int:
+        from zkr.plugins import get_plugins
+
+        ctx.emit(get_plugins())
+        return 0
+
+    return plugins
+
+
+def build_cli(*, load_plugins: bool = True) -> click.Group:
+    """The click group of non-contract commands, with plugin commands when *load_plugins*.
+
+    Plugin commands come from the ``zkr_register_commands`` hook; ``serve`` and ``plugins`` are
+    added last so that a plugin cannot replace them.
+    """
+    import click
+
+    group = click.Group(name="zkr", help="zkr's additional and plugin commands.")
+    if load_plugins:
+        from zkr import plugins
+
+        add_hookspecs(plugins.pm)
+        plugins.load_plugins()
+        plugins.pm.hook.zkr_register_commands(cli=group)
+    group.add_command(_serve_command())
+    group.add_command(_plugins_command())
+    return group
+
+
+def _needs_plugins(command: str) -> bool:
+    # `serve` never needs plugins; everything else may be (or list) a plugin's.
+    return command != "serve"
+
+
+def run_click_command(db_path: str, command: str, extra: Sequence[str]) -> int | None:
+    """Run *command* from the click group; ``None`` when no such command exists.
+
+    Errors follow the contract's envelope: ``{"error": ...}`` on stderr, exit status 1.
+    """
+    import click
+
+    try:
+        group = build_cli(load_plugins=_needs_plugins(command))
+    except Exception as exc:
+        return fail(error_message(exc), exc)
+    if command not in group.commands:
+        return None
+    try:
+        outcome = group.main(
+            args=[command, *extra],
+            prog_name="zkr",
+            standalone_mode=False,
+            obj=ZkrContext(db_path),
+        )
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        return fail("aborted")
+    except click.ClickException as exc:
+        return fail(exc.format_message(), exc)
+    except Exception as exc:
+        return fail(error_message(exc), exc)
+    return outcome if isinstance(outcome, int) else 0
