@@ -1,0 +1,238 @@
+"""Lexical candidates: FTS5 BM25 matches mapped to claims or raw sources (contract §5.1, §5.3).
+
+The contract describes one query per match expression: FTS rows in scope joined to the live source,
+to each live evidence of it, to that evidence's ``supports`` links and to the linked claim if it is
+current; ordered by ``bm25`` ascending, source id, claim id (NULL first); ``LIMIT candidate_limit``
+*before* de-duplication. Run literally, that query evaluates the joins for every matching row, which
+for a common word over a large store is most of the database.
+
+Here the same rows are produced with work proportional to what is returned: the FTS index is read in
+growing pages (``ORDER BY bm25, source_id LIMIT/OFFSET``) and each page's sources are resolved with
+one set-based query per chunk of ids. Joined rows are emitted in the contract's order, duplicates
+included, and reading stops as soon as ``row_limit`` qualifying rows exist, so the result equals the
+contract's ``LIMIT``-ed row list exactly (``tests/core/test_search_equivalence.py`` checks this
+against the literal query).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+
+from zkr import models as m
+from zkr.fts_query import build_queries
+from zkr.fusion import Target
+
+__all__ = ["lexical_ranking", "matching_targets"]
+
+#: The first FTS page; later pages grow by :data:`_PAGE_GROWTH` (each page re-reads the index, so
+#: geometric growth keeps the total cost within a small factor of one read).
+_FIRST_PAGE = 64
+_PAGE_GROWTH = 4
+#: Source ids per resolution query (well under SQLite's host-parameter limit).
+_ID_CHUNK = 500
+
+_FTS_PAGE = """
+SELECT source_id, bm25(source_fts) AS score
+FROM source_fts
+WHERE source_fts MATCH :match AND tenant_id = :tenant AND person_id = :person
+ORDER BY score, source_id
+LIMIT :page OFFSET :offset
+"""
+
+_SUPPORTS = "'\"supports\"'"
+
+# A claim is current when accepted with both intervals open (§1.4).
+_CURRENT_CLAIM = "c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL"
+
+
+def _visible_claim(alias: str) -> str:
+    """Status and interval part of "visible at (V, R)" (§4.11); retracted claims never are."""
+    return (
+        f"{alias}.status IN ('accepted', 'superseded')"
+        f" AND {alias}.valid_from <= :valid_at"
+        f" AND ({alias}.valid_until IS NULL OR :valid_at < {alias}.valid_until)"
+        f" AND {alias}.recorded_from <= :recorded_at"
+        f" AND ({alias}.recorded_until IS NULL OR :recorded_at < {alias}.recorded_until)"
+    )
+
+
+# Current mode: the joined claim if current; else the source itself, but only when none of its live
+# evidence supports any claim (so an expired or superseded claim never falls back to raw text).
+_RESOLVE_CURRENT = f"""
+SELECT s.id, c.id
+FROM sources AS s
+JOIN evidence AS e
+  ON e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
+ AND e.deleted_at IS NULL
+LEFT JOIN claim_evidence AS ce
+  ON ce.evidence_id = e.id AND ce.tenant_id = s.tenant_id AND ce.person_id = s.person_id
+ AND ce.relation = {_SUPPORTS}
+LEFT JOIN claims AS c
+  ON c.id = ce.claim_id AND c.tenant_id = s.tenant_id AND c.person_id = s.person_id
+ AND {_CURRENT_CLAIM}
+WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
+  AND s.id IN ({{ids}})
+  AND (c.id IS NOT NULL OR NOT EXISTS (
+        SELECT 1 FROM evidence AS e2
+        JOIN claim_evidence AS ce2
+          ON ce2.evidence_id = e2.id AND ce2.tenant_id = e2.tenant_id
+         AND ce2.person_id = e2.person_id AND ce2.relation = {_SUPPORTS}
+        WHERE e2.source_id = s.id AND e2.tenant_id = s.tenant_id AND e2.person_id = s.person_id
+          AND e2.deleted_at IS NULL))
+"""
+
+# as_of mode: the capture must already exist at (V, R); the joined claim must be visible then (the
+# joined evidence itself is its visible support); the raw-source fallback only yields to claims that
+# are visible at (V, R).
+_RESOLVE_AS_OF = f"""
+SELECT s.id, c.id
+FROM sources AS s
+JOIN evidence AS e
+  ON e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
+ AND e.deleted_at IS NULL AND e.recorded_at <= :recorded_at
+LEFT JOIN claim_evidence AS ce
+  ON ce.evidence_id = e.id AND ce.tenant_id = s.tenant_id AND ce.person_id = s.person_id
+ AND ce.relation = {_SUPPORTS}
+LEFT JOIN claims AS c
+  ON c.id = ce.claim_id AND c.tenant_id = s.tenant_id AND c.person_id = s.person_id
+ AND {_visible_claim("c")}
+WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
+  AND s.captured_at <= :valid_at AND s.recorded_at <= :recorded_at
+  AND s.id IN ({{ids}})
+  AND (c.id IS NOT NULL OR NOT EXISTS (
+        SELECT 1 FROM evidence AS e2
+        JOIN claim_evidence AS ce2
+          ON ce2.evidence_id = e2.id AND ce2.tenant_id = e2.tenant_id
+         AND ce2.person_id = e2.person_id AND ce2.relation = {_SUPPORTS}
+        JOIN claims AS c2
+          ON c2.id = ce2.claim_id AND c2.tenant_id = e2.tenant_id AND c2.person_id = e2.person_id
+         AND {_visible_claim("c2")}
+        WHERE e2.source_id = s.id AND e2.tenant_id = s.tenant_id AND e2.person_id = s.person_id
+          AND e2.deleted_at IS NULL
+          AND EXISTS (
+                SELECT 1 FROM claim_evidence AS ce3
+                JOIN evidence AS e3
+                  ON e3.id = ce3.evidence_id AND e3.deleted_at IS NULL
+                 AND e3.recorded_at <= :recorded_at
+                JOIN sources AS s3
+                  ON s3.id = e3.source_id AND s3.deleted_at IS NULL
+                 AND s3.captured_at <= :valid_at AND s3.recorded_at <= :recorded_at
+                WHERE ce3.claim_id = c2.id AND ce3.tenant_id = c2.tenant_id
+                  AND ce3.person_id = c2.person_id AND ce3.relation = {_SUPPORTS})))
+"""
+
+
+def _fts_pages(
+    conn: sqlite3.Connection, params: dict[str, object], first_page: int
+) -> Iterator[list[tuple[str, float]]]:
+    """Successive pages of ``(source_id, bm25)`` in the contract's order, until exhausted."""
+    offset = 0
+    page = first_page
+    while True:
+        rows = conn.execute(_FTS_PAGE, {**params, "page": page, "offset": offset}).fetchall()
+        yield rows
+        if len(rows) < page:
+            return
+        offset += len(rows)
+        page *= _PAGE_GROWTH
+
+
+def _resolve(
+    conn: sqlite3.Connection, source_ids: Sequence[str], params: dict[str, object], as_of: bool
+) -> dict[str, list[str | None]]:
+    """Each source's qualifying claim ids (``None`` = the source itself), duplicates kept."""
+    template = _RESOLVE_AS_OF if as_of else _RESOLVE_CURRENT
+    resolved: dict[str, list[str | None]] = {}
+    for start in range(0, len(source_ids), _ID_CHUNK):
+        chunk = source_ids[start : start + _ID_CHUNK]
+        names = [f"s{index}" for index in range(len(chunk))]
+        sql = template.replace("{ids}", ", ".join(f":{name}" for name in names))
+        bound = {**params, **dict(zip(names, chunk, strict=True))}
+        for source_id, claim_id in conn.execute(sql, bound):
+            resolved.setdefault(source_id, []).append(claim_id)
+    return resolved
+
+
+def matching_targets(
+    conn: sqlite3.Connection,
+    match: str,
+    tenant_id: str,
+    person_id: str,
+    as_of: m.AsOf | None,
+    row_limit: int,
+) -> list[Target]:
+    """The first *row_limit* qualifying rows of one FTS query, as targets, duplicates included.
+
+    FTS rows with the same ``(bm25, source_id)`` are one sort group: the contract orders their
+    joined rows by claim id across the whole group, so a group is emitted only once it is complete
+    (it may straddle two pages).
+    """
+    params: dict[str, object] = {"match": match, "tenant": tenant_id, "person": person_id}
+    if as_of is not None:
+        params["valid_at"] = as_of.valid_at
+        params["recorded_at"] = as_of.recorded_at
+    targets: list[Target] = []
+    resolved: dict[str, list[str | None]] = {}
+    group: list[tuple[str, float]] = []
+
+    def emit_group() -> None:
+        claims = [claim for source_id, _ in group for claim in resolved.get(source_id, [])]
+        claims.sort(key=lambda claim_id: (claim_id is not None, claim_id or ""))
+        source_id = group[0][0]
+        for claim_id in claims:
+            targets.append(("source", source_id) if claim_id is None else ("claim", claim_id))
+
+    for page in _fts_pages(conn, params, max(_FIRST_PAGE, 2 * row_limit)):
+        fresh = sorted({source_id for source_id, _ in page} - resolved.keys())
+        found = _resolve(conn, fresh, params, as_of is not None)
+        for source_id in fresh:
+            resolved[source_id] = found.get(source_id, [])
+        for row in page:
+            if group and (row[1], row[0]) != (group[0][1], group[0][0]):
+                emit_group()
+                group = []
+                if len(targets) >= row_limit:
+                    return targets[:row_limit]
+            group.append(row)
+        if len(targets) >= row_limit:
+            # The rows still pending sort after the ones already emitted.
+            return targets[:row_limit]
+    if group:
+        emit_group()
+    return targets[:row_limit]
+
+
+def lexical_ranking(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    query: str,
+    as_of: m.AsOf | None,
+    candidate_limit: int,
+) -> list[Target]:
+    """The lexical list of a search: phrase matches, then token-query recall, de-duplicated.
+
+    Each FTS query has its own ``LIMIT candidate_limit`` on rows; token matches only fill the list
+    up to ``candidate_limit`` distinct targets.
+    """
+    queries = build_queries(query)
+    ranking: list[Target] = []
+    seen: set[Target] = set()
+    for target in matching_targets(
+        conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit
+    ):
+        if target not in seen:
+            seen.add(target)
+            ranking.append(target)
+    if len(ranking) >= candidate_limit or queries.tokens is None:
+        return ranking
+    for target in matching_targets(
+        conn, queries.tokens, tenant_id, person_id, as_of, candidate_limit
+    ):
+        if target not in seen:
+            seen.add(target)
+            ranking.append(target)
+            if len(ranking) == candidate_limit:
+                break
+    return ranking

@@ -1,0 +1,72 @@
+"""``search`` and ``get``: scoped, bounded, cited recall (contract §5).
+
+A search builds a lexical list (:mod:`zkr.lexical`), optionally a dense list (:mod:`zkr.dense`,
+imported only when a query embedding is given, so a lexical search never loads numpy), fuses them
+by integer reciprocal rank (:mod:`zkr.fusion`) and materializes the best targets as cited items
+(:mod:`zkr.materialize`). Everything runs in one read transaction, so the lists and the items come
+from the same snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.fusion import Target, fuse
+from zkr.lexical import lexical_ranking
+from zkr.materialize import materialize
+from zkr.validation import require_scope, require_text
+
+if TYPE_CHECKING:
+    from zkr.db import MemoryDb
+
+__all__ = ["NO_MATCH_GAP", "get", "search"]
+
+#: The pack's gap when nothing was found.
+NO_MATCH_GAP = "no cited memory matched"
+#: Relevance of an item fetched by ``get``.
+FULL_RELEVANCE = 10_000
+#: Each ranked list may bring this many candidates per requested item.
+CANDIDATES_PER_ITEM = 4
+
+
+def search(db: MemoryDb, request: m.SearchRequest) -> m.RetrievalPack:
+    """Run one search (contract §5.1).
+
+    :raises InvalidRequest: blank scope or query; a refused query embedding (dense path only).
+    :raises NotFound: a fused target could not be materialized (only on inconsistent data).
+    """
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.query, "query")
+    limit = m.bounded_limit(request.limit)
+    candidate_limit = CANDIDATES_PER_ITEM * limit
+    tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
+    with db.atomic(write=False) as conn:
+        rankings: list[list[Target]] = [
+            lexical_ranking(conn, tenant_id, person_id, request.query, as_of, candidate_limit)
+        ]
+        # With as_of the embedding is ignored entirely (not even validated): vectors describe now.
+        if request.query_embedding is not None and as_of is None:
+            from zkr.dense import dense_ranking
+
+            dense = dense_ranking(db, conn, tenant_id, person_id, request.query_embedding)
+            rankings.append([target for target, _score in dense])
+        items = [
+            materialize(conn, target, relevance, tenant_id, person_id, as_of)
+            for target, relevance in fuse(rankings, limit)
+        ]
+    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
+
+
+def get(db: MemoryDb, request: m.GetRequest) -> m.RetrievalItem:
+    """One live source, evidence or current claim as a cited item (contract §5.6).
+
+    A source is returned as itself even when it supports a claim.
+
+    :raises InvalidRequest: blank scope.
+    :raises NotFound: the target is not live in this scope.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    target: Target = (request.target.kind.value, request.target.id)
+    with db.atomic(write=False) as conn:
+        return materialize(conn, target, FULL_RELEVANCE, request.tenant_id, request.person_id)
