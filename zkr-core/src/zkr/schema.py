@@ -85,6 +85,18 @@ CREATE INDEX IF NOT EXISTS profile_entries_by_claim ON profile_entries(claim_id)
 CREATE INDEX IF NOT EXISTS embeddings_lane ON embeddings(tenant_id, person_id, model, version);
 """
 
+# v9 addition: `apply` (zkr.replicate) stages each upstream commit's events here until all of them
+# arrived, then applies the commit and advances the durable cursor in the same transaction.
+REPLICA_TABLES = """
+CREATE TABLE IF NOT EXISTS replica_cursor(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
+  upstream TEXT NOT NULL, applied_commit INTEGER NOT NULL, applied_event_count INTEGER NOT NULL,
+  PRIMARY KEY(tenant_id, person_id, upstream));
+CREATE TABLE IF NOT EXISTS replica_staging(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
+  upstream TEXT NOT NULL, commit_sequence INTEGER NOT NULL, recorded_at INTEGER NOT NULL,
+  event_count INTEGER NOT NULL, event_index INTEGER NOT NULL, payload TEXT NOT NULL,
+  PRIMARY KEY(tenant_id, person_id, upstream, commit_sequence, event_index));
+"""
+
 
 def _pair(name: str, table: str, columns: str, condition: str, message: str) -> str:
     """A BEFORE INSERT and a BEFORE UPDATE OF trigger that abort with the contract's message."""
@@ -208,7 +220,7 @@ ALL_TRIGGERS = (
 
 def create_current_schema(conn: sqlite3.Connection) -> None:
     """Create every table, index and trigger of the current version in an empty database."""
-    for script in (TABLES, CONTRACT_INDEXES, V9_INDEXES, ALL_TRIGGERS):
+    for script in (TABLES, CONTRACT_INDEXES, V9_INDEXES, ALL_TRIGGERS, REPLICA_TABLES):
         for statement in _statements(script):
             conn.execute(statement)
 
