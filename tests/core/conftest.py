@@ -8,6 +8,7 @@ claim. ``table_snapshot(db)`` reads every table so a test can assert that nothin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from zkr import models as m
 from zkr.db import MemoryDb
 
-__all__ = ["remember", "remember_raw", "table_snapshot"]
+__all__ = ["feed", "feed_records", "remember", "remember_raw", "table_snapshot"]
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def db(tmp_path: Path) -> Iterator[MemoryDb]:
 
 
 def remember(
-    db: MemoryDb, tenant: str, person: str, value: str, **overrides: Any
+    db: MemoryDb, tenant: str, person: str, value: str, /, **overrides: Any
 ) -> m.RememberResult:
     """``Sam works at <value>`` with the claim (Sam, employer, value, fact, valid_from 10)."""
     payload: dict[str, Any] = {
@@ -54,7 +55,7 @@ def remember(
 
 
 def remember_raw(
-    db: MemoryDb, tenant: str, person: str, text: str, **overrides: Any
+    db: MemoryDb, tenant: str, person: str, text: str, /, **overrides: Any
 ) -> m.RememberResult:
     """A conversation capture of *text* at captured/recorded 10, without a claim."""
     payload: dict[str, Any] = {
@@ -92,3 +93,41 @@ def table_snapshot(db: MemoryDb) -> dict[str, list[tuple[Any, ...]]]:
             rows = db.conn.execute(f'SELECT * FROM "{name}"').fetchall()
         snapshot[name] = sorted(rows, key=repr)
     return snapshot
+
+
+def feed(db: MemoryDb, tenant: str, person: str) -> list[tuple[int, list[str]]]:
+    """The scope's commits, oldest first, as ``(recorded_at, [record kind of each event])``."""
+    commits = db.conn.execute(
+        "SELECT sequence, recorded_at FROM memory_commits WHERE tenant_id = ? AND person_id = ?"
+        " ORDER BY sequence",
+        (tenant, person),
+    ).fetchall()
+    result: list[tuple[int, list[str]]] = []
+    for sequence, recorded_at in commits:
+        payloads = db.conn.execute(
+            "SELECT payload FROM memory_export_events WHERE commit_sequence = ?"
+            " ORDER BY event_index",
+            (sequence,),
+        ).fetchall()
+        result.append((recorded_at, [json.loads(row[0])["kind"] for row in payloads]))
+    return result
+
+
+def feed_records(db: MemoryDb, tenant: str, person: str) -> list[list[dict[str, Any]]]:
+    """The scope's commits, oldest first, each as its list of decoded event payloads."""
+    commits = db.conn.execute(
+        "SELECT sequence FROM memory_commits WHERE tenant_id = ? AND person_id = ?"
+        " ORDER BY sequence",
+        (tenant, person),
+    ).fetchall()
+    return [
+        [
+            json.loads(row[0])
+            for row in db.conn.execute(
+                "SELECT payload FROM memory_export_events WHERE commit_sequence = ?"
+                " ORDER BY event_index",
+                (sequence,),
+            )
+        ]
+        for (sequence,) in commits
+    ]

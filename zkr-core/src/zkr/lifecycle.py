@@ -8,5 +8,8 @@
 from __future__ import annotations
 
 from zkr.capture import locator, remember
+from zkr.correction import correct
+from zkr.deletion import delete
+from zkr.linking import link
 
-__all__ = ["locator", "remember"]
+__all__ = ["correct", "delete", "link", "locator", "remember"]

@@ -1,0 +1,190 @@
+"""``delete``: tombstone a source and propagate to what it supported (contract §4.5).
+
+Sources, evidence and claims are never physically removed: the source and its evidence get a
+``deleted_at``, and accepted claims left without live supporting evidence are retracted. Derived
+projections (FTS rows, embeddings, profile entries of retracted claims, reviews citing the source)
+are hard-deleted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.capture import SUPPORTS
+from zkr.errors import InvalidRequest, NotFound
+from zkr.feed import append_commit
+from zkr.records import (
+    ExportRecord,
+    claim_record,
+    deletion_record,
+    evidence_record,
+    source_record,
+)
+from zkr.validation import require_scope
+
+if TYPE_CHECKING:
+    from zkr.db import MemoryDb
+
+__all__ = ["delete"]
+
+# Claims linked (any relation) to some evidence of the source; parameters: tenant, person, source.
+_LINKED_CLAIMS = (
+    "SELECT ce.claim_id FROM claim_evidence ce JOIN evidence e ON e.id = ce.evidence_id"
+    " WHERE ce.tenant_id = ?1 AND ce.person_id = ?2 AND e.tenant_id = ?1 AND e.person_id = ?2"
+    " AND e.source_id = ?3"
+)
+
+
+def delete(db: MemoryDb, request: m.DeleteRequest) -> m.DeleteResult:
+    """Tombstone a live source of the scope at ``deleted_at``.
+
+    :raises NotFound: the source is missing, deleted, or in another scope.
+    :raises InvalidRequest: ``deleted_at`` precedes the source's recording, or does not advance the
+        recorded interval of a claim it would retract (nothing is changed).
+    """
+    require_scope(request.tenant_id, request.person_id)
+    tenant, person, source_id = request.tenant_id, request.person_id, request.source_id
+    deleted_at = request.deleted_at
+    scope_args = (tenant, person, source_id)
+    with db.atomic() as conn:
+        # What the deletion may touch, collected before anything changes.
+        evidence_ids = _column(
+            conn,
+            "SELECT id FROM evidence WHERE tenant_id = ?1 AND person_id = ?2 AND source_id = ?3"
+            " ORDER BY id",
+            scope_args,
+        )
+        candidate_claims = _column(
+            conn,
+            "SELECT DISTINCT c.id FROM claims c WHERE c.tenant_id = ?1 AND c.person_id = ?2"
+            f" AND c.status = 'accepted' AND c.id IN ({_LINKED_CLAIMS}) ORDER BY c.id",
+            scope_args,
+        )
+        profile_ids = _column(
+            conn,
+            "SELECT p.id FROM profile_entries p WHERE p.tenant_id = ?1 AND p.person_id = ?2"
+            f" AND p.claim_id IN ({_LINKED_CLAIMS}) ORDER BY p.id",
+            scope_args,
+        )
+        review_ids = _column(
+            conn,
+            "SELECT r.id FROM daily_reviews r WHERE r.tenant_id = ?1 AND r.person_id = ?2"
+            " AND EXISTS (SELECT 1 FROM json_each(r.evidence_ids) j JOIN evidence e"
+            " ON e.id = j.value WHERE e.tenant_id = ?1 AND e.person_id = ?2 AND e.source_id = ?3)"
+            " ORDER BY r.id",
+            scope_args,
+        )
+
+        source = conn.execute(
+            "SELECT recorded_at FROM sources WHERE id = ?3 AND tenant_id = ?1 AND person_id = ?2"
+            " AND deleted_at IS NULL",
+            scope_args,
+        ).fetchone()
+        if source is None:
+            raise NotFound()
+        if deleted_at < source[0]:
+            raise InvalidRequest("deleted_at cannot predate source recording")
+
+        conn.execute(
+            "UPDATE sources SET deleted_at = ?, revision = revision + 1 WHERE id = ?",
+            (deleted_at, source_id),
+        )
+        conn.execute("DELETE FROM source_fts WHERE source_id = ?", (source_id,))
+        evidence_count = conn.execute(
+            "UPDATE evidence SET deleted_at = ?4 WHERE tenant_id = ?1 AND person_id = ?2"
+            " AND source_id = ?3 AND deleted_at IS NULL",
+            (*scope_args, deleted_at),
+        ).rowcount
+        claim_count = _retract_unsupported(conn, tenant, person, source_id, deleted_at)
+        _purge_projections(conn, tenant, person, source_id, review_ids)
+
+        records: list[ExportRecord] = [
+            source_record(conn, source_id),
+            deletion_record(tenant, person, m.MemoryKind.source, source_id, deleted_at),
+        ]
+        for evidence_id in evidence_ids:
+            records.append(evidence_record(conn, evidence_id))
+            records.append(
+                deletion_record(tenant, person, m.MemoryKind.evidence, evidence_id, deleted_at)
+            )
+        retracted = set(
+            _column(
+                conn,
+                "SELECT id FROM claims WHERE tenant_id = ?1 AND person_id = ?2"
+                " AND status = 'retracted' AND recorded_until = ?3",
+                (tenant, person, deleted_at),
+            )
+        )
+        records.extend(claim_record(conn, cid) for cid in candidate_claims if cid in retracted)
+        remaining = set(
+            _column(
+                conn,
+                "SELECT id FROM profile_entries WHERE tenant_id = ?1 AND person_id = ?2",
+                (tenant, person),
+            )
+        )
+        records.extend(
+            deletion_record(tenant, person, m.MemoryKind.profile_entry, pid, deleted_at)
+            for pid in profile_ids
+            if pid not in remaining
+        )
+        records.extend(
+            deletion_record(tenant, person, m.MemoryKind.daily_review, rid, deleted_at)
+            for rid in review_ids
+        )
+        append_commit(conn, tenant, person, deleted_at, records)
+    return m.DeleteResult(
+        source_id=source_id, evidence_count=evidence_count, claim_count=claim_count
+    )
+
+
+def _column(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[str]:
+    return [row[0] for row in conn.execute(sql, args)]
+
+
+def _retract_unsupported(
+    conn: sqlite3.Connection, tenant: str, person: str, source_id: str, deleted_at: int
+) -> int:
+    """Retract accepted claims linked to the source that have no live ``supports`` evidence left."""
+    try:
+        return conn.execute(
+            "UPDATE claims SET status = 'retracted', recorded_until = ?4"
+            " WHERE tenant_id = ?1 AND person_id = ?2 AND status = 'accepted'"
+            f" AND id IN ({_LINKED_CLAIMS})"
+            " AND NOT EXISTS (SELECT 1 FROM claim_evidence ce JOIN evidence e"
+            " ON e.id = ce.evidence_id WHERE ce.tenant_id = ?1 AND ce.person_id = ?2"
+            " AND ce.claim_id = claims.id AND ce.relation = ?5 AND e.deleted_at IS NULL)",
+            (tenant, person, source_id, deleted_at, SUPPORTS),
+        ).rowcount
+    except sqlite3.DatabaseError as exc:
+        # The interval trigger: a retraction must close the recorded interval after it opened.
+        if str(exc) == "invalid claim half-open time interval":
+            raise InvalidRequest(
+                "deleted_at must advance affected claims' recorded intervals"
+            ) from None
+        raise
+
+
+def _purge_projections(
+    conn: sqlite3.Connection, tenant: str, person: str, source_id: str, review_ids: list[str]
+) -> None:
+    """Hard-delete what was derived from the source and has lost its support."""
+    conn.execute(
+        "DELETE FROM embeddings WHERE tenant_id = ?1 AND person_id = ?2 AND ("
+        " (target_kind = 'source' AND target_id = ?3)"
+        " OR (target_kind = 'evidence' AND target_id IN (SELECT id FROM evidence"
+        "  WHERE tenant_id = ?1 AND person_id = ?2 AND source_id = ?3))"
+        " OR (target_kind = 'claim' AND target_id IN (SELECT c.id FROM claims c"
+        "  WHERE c.tenant_id = ?1 AND c.person_id = ?2 AND c.status = 'retracted'"
+        f"  AND c.id IN ({_LINKED_CLAIMS}))))",
+        (tenant, person, source_id),
+    )
+    conn.execute(
+        "DELETE FROM profile_entries WHERE tenant_id = ?1 AND person_id = ?2 AND claim_id IN"
+        " (SELECT id FROM claims WHERE tenant_id = ?1 AND person_id = ?2"
+        " AND status = 'retracted')",
+        (tenant, person),
+    )
+    conn.executemany("DELETE FROM daily_reviews WHERE id = ?", [(rid,) for rid in review_ids])
