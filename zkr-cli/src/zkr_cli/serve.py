@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from zkr_cli._io import MAX_REQUEST_BYTES, debug_enabled, error_message, render, rust_debug_str
@@ -29,6 +29,11 @@ __all__ = ["LINE_LIMIT", "handle_line", "serve_forever"]
 #: without being parsed (and without being held in memory); the request inside a line that fits is
 #: then measured in its compact form against MAX_REQUEST_BYTES.
 LINE_LIMIT = MAX_REQUEST_BYTES + 65_536
+
+#: Commands a plugin serves besides the contract's: name -> ``fn(db, request) -> JSON data``.
+#: Passed by a plugin's own serve command (for instance ``zkr openclaw-serve``); plain ``serve``
+#: has none, so it never loads plugins.
+ExtraCommands = Mapping[str, "Callable[[MemoryDb, Any], Any]"]
 
 _DISCARD_CHUNK = 65_536
 _TOO_LONG = object()
@@ -56,7 +61,7 @@ def _too_large() -> Exception:
     return LimitExceeded(f"request exceeds {MAX_REQUEST_BYTES} bytes")
 
 
-def _answer(db: MemoryDb, envelope: dict[str, Any]) -> Any:
+def _answer(db: MemoryDb, envelope: dict[str, Any], extra: ExtraCommands | None = None) -> Any:
     """Run the envelope's request; returns plain JSON data or raises a ZkrError."""
     from zkr.errors import RequestParseError
     from zkr.jsonio import compact_len
@@ -68,7 +73,8 @@ def _answer(db: MemoryDb, envelope: dict[str, Any]) -> Any:
     if not isinstance(name, str):
         raise RequestParseError("invalid type: expected a string for `command`")
     operation = OPERATIONS.get(name)
-    if operation is None:
+    plugin_command = extra.get(name) if operation is None and extra is not None else None
+    if operation is None and plugin_command is None:
         from zkr.errors import InvalidRequest
 
         raise InvalidRequest(f"unknown command {rust_debug_str(name)}")
@@ -77,10 +83,13 @@ def _answer(db: MemoryDb, envelope: dict[str, Any]) -> Any:
     request = envelope["request"]
     if compact_len(request) > MAX_REQUEST_BYTES:
         raise _too_large()
+    if plugin_command is not None:
+        return plugin_command(db, request)
+    assert operation is not None
     return to_json(operation.call(db, validate(operation, request)))
 
 
-def handle_line(db: MemoryDb, line: bytes) -> bytes | None:
+def handle_line(db: MemoryDb, line: bytes, extra: ExtraCommands | None = None) -> bytes | None:
     """The answer line (newline-terminated) for one input line; ``None`` for a blank line."""
     from zkr.errors import RequestParseError
     from zkr.jsonio import parse_request
@@ -95,7 +104,7 @@ def handle_line(db: MemoryDb, line: bytes) -> bytes | None:
             raise RequestParseError(
                 'invalid type: expected a JSON object {"command": ..., "request": ...}'
             )
-        output: Any = _answer(db, envelope)
+        output: Any = _answer(db, envelope, extra)
         if "id" not in envelope:
             return render(output)
         answer = {"id": envelope["id"], "result": output}
@@ -111,14 +120,16 @@ def handle_line(db: MemoryDb, line: bytes) -> bytes | None:
         return render({"error": error_message(exc)})
 
 
-def serve_forever(db: MemoryDb, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer every line of *stdin* on *stdout* until EOF."""
+def serve_forever(
+    db: MemoryDb, stdin: BinaryIO, stdout: BinaryIO, extra: ExtraCommands | None = None
+) -> None:
+    """Answer every line of *stdin* on *stdout* until EOF (*extra*: a plugin's own commands)."""
     for line in _lines(stdin):
         if line is _TOO_LONG:
             answer: bytes | None = render({"error": error_message(_too_large())})
         else:
             assert isinstance(line, bytes)
-            answer = handle_line(db, line)
+            answer = handle_line(db, line, extra)
         if answer is not None:
             stdout.write(answer)
             stdout.flush()
