@@ -222,6 +222,12 @@ class MemoryDb:
 
         return export(self, request)
 
+    def apply(self, request: m.ApplyRequest) -> m.ApplyResult:
+        """Stage an exported page of another database and apply each commit once it is whole."""
+        from zkr.replicate import apply
+
+        return apply(self, request)
+
 
 def _translate_sqlite_error(exc: BaseException) -> Exception | None:
     if isinstance(exc, sqlite3.IntegrityError | sqlite3.OperationalError):

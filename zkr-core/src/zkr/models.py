@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "I64_MAX",
     "I64_MIN",
+    "ApplyRequest",
+    "ApplyResult",
     "AsOf",
     "ClaimEvidenceRecord",
     "ClaimInput",
@@ -550,3 +552,32 @@ class ExportPage(_Record):
     next_after_event_index: int
     complete: bool
     commits: list[ExportCommit]
+
+
+# ----------------------------------------------------------------------------------------------
+# Replication (addition): applying exported pages to another database
+# ----------------------------------------------------------------------------------------------
+
+
+class ApplyRequest(ScopedRequest):
+    """Apply one export page of *upstream* to this database (or, without a page, read the cursor).
+
+    ``after_commit``/``after_event_index`` are the cursor the page was exported with: they let
+    ``apply`` prove that no event between what it already holds and the page was skipped.
+    """
+
+    upstream: Text = ""
+    after_commit: I64 | None = None
+    after_event_index: I64 | None = None
+    page: ExportPage | None = None
+
+
+class ApplyResult(_Record):
+    """What ``apply`` did, and where to resume the upstream export."""
+
+    applied_commits: int
+    received_events: int
+    pending_events: int
+    applied_commit: int
+    next_after_commit: int
+    next_after_event_index: int

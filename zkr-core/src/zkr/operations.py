@@ -52,6 +52,7 @@ _TABLE = (
     Operation("projections", m.ProjectionsRequest, "projections", "list stale or missing vectors"),
     Operation("embed", m.EmbedRequest, "embed", "store a validated embedding"),
     Operation("export", m.ExportRequest, "export", "read a frozen scoped commit page"),
+    Operation("apply", m.ApplyRequest, "apply", "apply an exported page from another database"),
 )
 
 #: Contract commands in help order.
