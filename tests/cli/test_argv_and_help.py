@@ -1,0 +1,217 @@
+"""Contract §2.1 argument rules, the help text layout, and the additions around them
+(``--version``, the default database)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Outcome
+
+Run = Callable[..., Outcome]
+USAGE = "usage: zkr --db PATH COMMAND (use --help)"
+CONTRACT_COMMANDS = [
+    "remember",
+    "locator",
+    "search",
+    "get",
+    "correct",
+    "link",
+    "delete",
+    "profile",
+    "profiles",
+    "review",
+    "reviews",
+    "projections",
+    "embed",
+    "export",
+]
+
+
+def _help_ok(outcome: Outcome) -> str:
+    assert outcome.returncode == 0
+    assert outcome.stderr == b""
+    return outcome.stdout.decode("utf-8")
+
+
+def test_help_text_layout(run: Run) -> None:
+    text = _help_ok(run())
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    lines = text.splitlines()
+    assert lines[0] == "zkr --db PATH COMMAND"
+    assert lines[1] == ""
+    assert "one JSON object from stdin" in lines[2] and "JSON to stdout" in lines[2]
+    commands = lines[3:]
+    names = [line.split()[0] for line in commands]
+    # The contract's commands first, in its order; `help` last; additions in between.
+    assert names[: len(CONTRACT_COMMANDS)] == CONTRACT_COMMANDS
+    assert names[-1] == "help"
+    assert {"serve", "plugins"} <= set(names)
+    for line, name in zip(commands, names, strict=True):
+        assert line.startswith("  " + name)
+        # two-space indent, name padded to a 13-character column, then the description
+        assert line[2:15] == name.ljust(13)
+        assert line[15] != " " and line[15:].strip()
+
+
+@pytest.mark.parametrize("argv", [[], ["help"], ["--help"], ["-h"]])
+def test_no_arguments_or_a_lone_help_word_print_help(run: Run, argv: list[str]) -> None:
+    assert _help_ok(run(*argv)) == _help_ok(run())
+
+
+def test_db_path_help_prints_help_without_creating_the_file(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "memory.db"
+    assert _help_ok(run("--db", str(path), "help")).startswith("zkr --db PATH COMMAND\n")
+    assert not path.exists() and not path.parent.exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--db"],
+        ["--db", "{db}"],
+        ["--db", "{db}", "search", "extra"],
+        ["--db", "{db}", "help", "extra"],
+        ["--db", "{db}", "search", "--help"],
+        ["--database", "{db}", "search"],
+        ["search", "extra"],
+        ["-x"],
+        ["--verbose", "search"],
+        ["help", "me"],
+        ["--db", "{db}", "no-such-command", "extra"],
+    ],
+)
+def test_wrong_shapes_are_usage_errors_and_open_nothing(
+    run: Run, tmp_path: Path, home: Path, argv: list[str]
+) -> None:
+    path = tmp_path / "memory.db"
+    outcome = run(*[arg.format(db=path) for arg in argv], stdin=b"{}")
+    assert outcome.error == USAGE
+    assert not path.exists()
+    assert not (home / ".zkr").exists()
+
+
+def test_db_path_dash_dash_help_is_an_unknown_command_after_opening(
+    run: Run, db_path: Path
+) -> None:
+    assert run("--db", str(db_path), "--help").error == 'unknown command "--help"'
+    assert db_path.exists()  # the database is opened (created, migrated) before dispatch
+
+
+def test_unknown_command_is_a_rust_debug_string_and_reads_no_stdin(run: Run, db_path: Path) -> None:
+    # stdin is far over the limit: the unknown command is reported first (before reading it)
+    big = b"x" * (2 * 1_048_576)
+    assert run("--db", str(db_path), "frobnicate", stdin=big).error == (
+        'unknown command "frobnicate"'
+    )
+    assert run("--db", str(db_path), 'say "hi"\\\n').error == (
+        'unknown command "say \\"hi\\"\\\\\\n"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "rendered"),
+    [
+        ("plain", '"plain"'),
+        ('q"uote', '"q\\"uote"'),
+        ("back\\slash", '"back\\\\slash"'),
+        ("tab\tcr\rnl\nnul\0", '"tab\\tcr\\rnl\\nnul\\0"'),
+        ("esc\x1b", '"esc\\u{1b}"'),
+        ("del\x7f", '"del\\u{7f}"'),
+        ("it's", '"it\'s"'),
+        ("caf\u00e9", '"caf\u00e9"'),
+        ("nb\u00a0sp", '"nb\\u{a0}sp"'),
+        ("zw\u200bsp", '"zw\\u{200b}sp"'),
+        ("e\u0301", '"e\\u{301}"'),
+        ("日本", '"日本"'),
+    ],
+)
+def test_rust_debug_rendering(name: str, rendered: str) -> None:
+    from zkr_cli._io import rust_debug_str
+
+    assert rust_debug_str(name) == rendered
+
+
+def test_unknown_command_opens_and_migrates_first(run: Run, db_path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    # The open fails first: schema errors win over the unknown command (contract order).
+    message = run("--db", str(db_path), "frobnicate").error
+    assert message.startswith("database schema version 999 is newer than supported version")
+
+
+def test_version(run: Run) -> None:
+    from importlib.metadata import version
+
+    outcome = run("--version")
+    assert outcome.returncode == 0 and outcome.stderr == b""
+    assert outcome.stdout == f"zkr {version('zkr-cli')}\n".encode()
+    assert outcome.stdout == b"zkr 0.3.0\n"
+
+
+def test_db_defaults_to_zkr_db_then_home(run: Run, tmp_path: Path, home: Path) -> None:
+    request = {"tenant_id": "a", "person_id": "sam", "query": "tea"}
+    # ~/.zkr/memory.db (created with its folder)
+    assert run("search", stdin=request).json["gaps"] == ["no cited memory matched"]
+    assert (home / ".zkr" / "memory.db").exists()
+    # $ZKR_DB wins
+    chosen = tmp_path / "chosen.db"
+    env = {"ZKR_DB": str(chosen)}
+    remembered = run(
+        "remember",
+        stdin={
+            "tenant_id": "a",
+            "person_id": "sam",
+            "kind": "conversation",
+            "text": "Sam drinks tea",
+            "captured_at": 1,
+            "recorded_at": 1,
+        },
+        env=env,
+    ).ok()
+    [item] = run("search", stdin=request, env=env).json["items"]
+    assert item["evidence_ids"] == [remembered["evidence_id"]]
+    # an explicit --db still wins over $ZKR_DB
+    other = tmp_path / "other.db"
+    assert run("--db", str(other), "search", stdin=request, env=env).json["items"] == []
+    assert other.exists()
+
+
+def test_locator_prints_null_when_absent(run: Run, db_path: Path) -> None:
+    request = {"tenant_id": "a", "person_id": "sam", "evidence_id": "0" * 32}
+    outcome = run("--db", str(db_path), "locator", stdin=request)
+    assert outcome.json is None
+    assert outcome.stdout == b"null\n"
+
+
+def test_output_is_compact_sorted_utf8_at_every_depth(run: Run, db_path: Path) -> None:
+    text = "Zoë mag Käse 🧀"
+    run(
+        "--db",
+        str(db_path),
+        "remember",
+        stdin={
+            "tenant_id": "a",
+            "person_id": "sam",
+            "kind": "conversation",
+            "text": text,
+            "captured_at": 1,
+            "recorded_at": 1,
+        },
+    ).ok()
+    outcome = run(
+        "--db",
+        str(db_path),
+        "search",
+        stdin={"tenant_id": "a", "person_id": "sam", "query": "Käse"},
+    )
+    value = outcome.json
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert outcome.stdout.decode("utf-8") == expected + "\n"
+    assert text.encode("utf-8") in outcome.stdout  # raw UTF-8, not \u escapes

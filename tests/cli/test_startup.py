@@ -1,0 +1,72 @@
+"""What a contract command may import: a lexical ``search`` loads neither numpy, nor click, nor
+the plugin machinery (issue 2 acceptance 6; speed itself is measured by ``nox -s bench``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import remember_payload
+
+_PROBE = """
+import json, sys
+from zkr_cli.__main__ import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+FORBIDDEN = ("numpy", "click", "zkr.plugins", "zkr_cli.cli", "zkr_cli.serve")
+
+
+def _modules_after(
+    tmp_path: Path, cli_env: dict[str, str], argv: list[str], stdin: bytes
+) -> tuple[int, set[str]]:
+    report = tmp_path / "modules.json"
+    subprocess.run(
+        [sys.executable, "-c", _PROBE, str(report), *argv],
+        input=stdin,
+        capture_output=True,
+        env=cli_env,
+        check=True,
+        timeout=60,
+    )
+    data = json.loads(report.read_text())
+    return data["code"], set(data["modules"])
+
+
+@pytest.mark.parametrize(
+    ("command", "request_body"),
+    [
+        ("search", {"tenant_id": "a", "person_id": "sam", "query": "Acme"}),
+        ("remember", remember_payload("Beta")),
+        ("get", {"tenant_id": "a", "person_id": "sam", "target": {"kind": "claim", "id": "x"}}),
+    ],
+)
+def test_contract_commands_import_no_numpy_click_or_plugins(
+    tmp_path: Path, cli_env: dict[str, str], command: str, request_body: object
+) -> None:
+    db = tmp_path / "memory.db"
+    code, _ = _modules_after(
+        tmp_path, cli_env, ["--db", str(db), "remember"], json.dumps(remember_payload()).encode()
+    )
+    assert code == 0
+    code, modules = _modules_after(
+        tmp_path, cli_env, ["--db", str(db), command], json.dumps(request_body).encode()
+    )
+    assert command == "get" or code == 0
+    for name in FORBIDDEN:
+        assert name not in modules, f"{command} imported {name}"
+
+
+def test_help_and_version_import_no_click(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    for argv in (["--help"], ["--version"], ["--db", str(tmp_path / "x.db"), "help"]):
+        code, modules = _modules_after(tmp_path, cli_env, argv, b"")
+        assert code == 0
+        assert "click" not in modules and "numpy" not in modules
+    _, modules = _modules_after(tmp_path, cli_env, ["--version"], b"")
+    assert "pydantic" not in modules  # --version answers before importing zkr at all
