@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from zkr_openclaw_bridge import __main__ as cli
-from zkr_openclaw_bridge.host import OPENCLAW_HOST
+from zkr_openclaw_bridge.host import OpenClawHost
 from zkr_openclaw_bridge.install import PLUGIN_FILES, install, plugin_dir
 
 
@@ -72,5 +72,5 @@ def test_manifest_owns_the_memory_slot_with_the_documented_config() -> None:
 
 
 def test_host_health_reports_a_complete_plugin() -> None:
-    assert OPENCLAW_HOST.name == "openclaw"
-    assert OPENCLAW_HOST.health()["ok"] is True
+    health = OpenClawHost().health()
+    assert (OpenClawHost.name, health.ok) == ("openclaw", True), health.detail

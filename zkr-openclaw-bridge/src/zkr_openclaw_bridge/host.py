@@ -3,39 +3,37 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
-from zkr_openclaw_bridge.install import PLUGIN_FILES, Installation, install, plugin_dir
+from zkr.hosts import HostAdapter, HostHealth
+from zkr_openclaw_bridge.install import PLUGIN_FILES, default_command, plugin_dir
 
-__all__ = ["OPENCLAW_HOST", "OpenClawHost"]
+__all__ = ["OpenClawHost"]
 
 
-@dataclass(frozen=True)
-class OpenClawHost:
-    """OpenClaw 2026.7.1-2: an ESM memory-slot plugin that drives the ``zkr`` command."""
+class OpenClawHost(HostAdapter):
+    """OpenClaw 2026.7.1-2: an ESM memory-slot plugin (id ``zkr``) that runs the ``zkr`` command."""
 
-    name: str = "openclaw"
-    summary: str = "OpenClaw memory slot (plugin id zkr) backed by the zkr command"
-    host_version: str = "2026.7.1-2"
+    name: ClassVar[str] = "openclaw"
+    install: ClassVar[str] = (
+        "Run `zkr-openclaw-bridge install DIR`, then apply the two `openclaw config set` lines it "
+        'prints: load DIR as a plugin and set plugins.slots.memory to "zkr".'
+    )
 
-    def install(self, directory: Path, **options: Any) -> Installation:
-        """Copy the plugin into *directory*; the result prints the configuration to apply."""
-        return install(directory, **options)
+    def health(self) -> HostHealth:
+        """The shipped plugin is complete, declares every tool, and a ``zkr`` command exists."""
+        try:
+            from zkr_openclaw_bridge.tools import TOOL_NAMES
 
-    def health(self) -> dict[str, Any]:
-        """Whether the shipped plugin is complete and its manifest declares every tool."""
-        from zkr_openclaw_bridge.tools import TOOL_NAMES
-
-        folder = plugin_dir()
-        missing = [name for name in PLUGIN_FILES if not (folder / name).is_file()]
-        declared: list[str] = []
-        if "openclaw.plugin.json" not in missing:
+            folder = plugin_dir()
+            missing = [name for name in PLUGIN_FILES if not (folder / name).is_file()]
+            if missing:
+                return HostHealth(ok=False, detail=f"plugin files missing: {', '.join(missing)}")
             manifest = json.loads((folder / "openclaw.plugin.json").read_text("utf-8"))
-            declared = manifest.get("contracts", {}).get("tools", [])
-        ok = not missing and sorted(declared) == sorted(TOOL_NAMES)
-        return {"ok": ok, "missing_files": missing, "tools": sorted(declared)}
-
-
-OPENCLAW_HOST = OpenClawHost()
+            if manifest.get("contracts", {}).get("tools") != list(TOOL_NAMES):
+                return HostHealth(ok=False, detail="manifest contracts.tools != tools.json")
+            if default_command() is None:
+                return HostHealth(ok=False, detail="no zkr command beside Python or on PATH")
+        except Exception as exc:  # a health check never raises
+            return HostHealth(ok=False, detail=f"plugin unreadable ({type(exc).__name__})")
+        return HostHealth(ok=True, detail=f"plugin files in {folder}")

@@ -6,24 +6,25 @@ hooks only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import pluggy
+from zkr.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     import click
 
-__all__ = ["zkr_register_commands", "zkr_register_hosts"]
+    from zkr.hosts import HostAdapter
 
-hookimpl = pluggy.HookimplMarker("zkr")
+__all__ = ["zkr_register_commands", "zkr_register_hosts"]
 
 
 @hookimpl
-def zkr_register_hosts(register: Any) -> None:
+def zkr_register_hosts(register: Callable[[HostAdapter], None]) -> None:
     """Register OpenClaw as a host zkr can be installed into."""
-    from zkr_openclaw_bridge.host import OPENCLAW_HOST
+    from zkr_openclaw_bridge.host import OpenClawHost
 
-    register(OPENCLAW_HOST)
+    register(OpenClawHost())
 
 
 # optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
