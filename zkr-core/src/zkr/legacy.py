@@ -11,9 +11,10 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
 * v2 locators, v3 scope indexes, v4 scope validation + core triggers, v5 claim kinds + profiles,
   v6 source origins + profile rewrite/deduplication, v7 claim interval check, v8 the export feed
   (bootstrapped from current rows when empty, §7.5);
-* v9 (ours): ``embeddings.vector`` becomes a little-endian float32 BLOB, the read-path indexes of
-  :data:`zkr.schema.V9_INDEXES` and the replica tables are created, and every trigger is reinstalled
-  from :mod:`zkr.schema` so a migrated file and a fresh one enforce exactly the same rules.
+* v9 (ours): ``embeddings.vector`` becomes a little-endian float32 BLOB; then every table, index
+  and trigger a fresh database has (:func:`zkr.schema.create_current_schema`: the read-path
+  indexes, the replica tables, ...) is created where missing and every trigger is reinstalled, so
+  a migrated file and a fresh one have the same schema and enforce exactly the same rules.
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is
@@ -414,13 +415,34 @@ def _scope_snapshot(conn: sqlite3.Connection, tenant_id: str, person_id: str) ->
 
 def _v9_float32_vectors(conn: sqlite3.Connection) -> None:
     _rebuild_embeddings(conn)
-    # Reinstall every trigger from zkr.schema: a migrated file then enforces exactly what a fresh
-    # one does (0.2.x's review trigger did not insist on an array of strings).
-    _drop_triggers(conn, schema.ALL_TRIGGERS)
-    _install(conn, schema.ALL_TRIGGERS)
-    _install(conn, schema.CONTRACT_INDEXES)
-    _install(conn, schema.V9_INDEXES)
-    _install(conn, schema.REPLICA_TABLES)
+    _converge_on_fresh_schema(conn)
+
+
+def _converge_on_fresh_schema(conn: sqlite3.Connection) -> None:
+    """Create what a fresh database has and this one lacks; reinstall every trigger.
+
+    The reference is :func:`zkr.schema.create_current_schema` run on a throwaway database, so the
+    v9 indexes, the replica tables and any later addition there reach migrated files too, and a
+    migrated file enforces exactly the triggers a fresh one does (0.2.x's review trigger, for one,
+    did not insist on an array of strings).
+    """
+    fresh = sqlite3.connect(":memory:")
+    try:
+        schema.create_current_schema(fresh)
+        objects = fresh.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+            " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'source_fts_%'"
+            " ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid"
+        ).fetchall()
+    finally:
+        fresh.close()
+    existing = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    for kind, name, sql in objects:
+        if kind == "trigger":
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+            conn.execute(sql)
+        elif name not in existing:
+            conn.execute(sql)
 
 
 _EMBEDDING_COLUMNS = (
