@@ -4,21 +4,27 @@
 every scope's export feed. Each commit is turned back into the request that made it (remember,
 link, correct, delete, profile, review), run in sequence order on an empty database, and the feed,
 row counts and ``profiles``/``reviews`` listings we produce must equal the reference's once its
-random ids are mapped onto ours.
+ids are reproduced: the replay hands our id generator the reference's ids in creation order (so
+that id-dependent choices, such as the smallest supporting evidence a search cites, are the same),
+and the stored payloads must then be byte-identical to the reference database's.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from zkr import capture, profiles
 from zkr import models as m
 from zkr.db import MemoryDb
 
-EXPECTED = Path("/work/shared/fixtures/zkr-0.2.3-v8.expected.json")
+FIXTURES = Path("/work/shared/fixtures")
+EXPECTED = FIXTURES / "zkr-0.2.3-v8.expected.json"
+REFERENCE_DB = FIXTURES / "zkr-0.2.3-v8.db"
 
 pytestmark = pytest.mark.skipif(not EXPECTED.exists(), reason="reference fixture not available")
 
@@ -27,6 +33,11 @@ class Replayer:
     def __init__(self, db: MemoryDb) -> None:
         self.db = db
         self.ids: dict[str, str] = {}  # reference id -> our id
+        #: The ids the next operation will be given, in the order it creates its rows.
+        self.pending: list[str] = []
+
+    def next_id(self) -> str:
+        return self.pending.pop(0)
 
     def map(self, value: Any) -> Any:
         """Replace every reference id inside *value* with ours."""
@@ -59,6 +70,7 @@ class Replayer:
             self.review(by_kind["daily_review"])
         else:  # pragma: no cover - the fixture holds only the shapes above
             raise AssertionError(f"unexpected commit shape {kinds}")
+        assert self.pending == []
 
     def remember(
         self, source: dict[str, Any], evidence: dict[str, Any], claim: dict[str, Any] | None
@@ -82,6 +94,7 @@ class Replayer:
                 "kind": claim["kind"],
                 "valid_from": claim["valid_time"]["from"],
             }
+        self.pending = [inner["id"], evidence["evidence"]["id"]] + ([claim["id"]] if claim else [])
         result = self.db.remember(m.RememberRequest.model_validate(request))
         self.learn(inner["id"], result.source_id)
         self.learn(evidence["evidence"]["id"], result.evidence_id)
@@ -96,6 +109,7 @@ class Replayer:
         source = records[0]["record"]["source"]
         new_claim = records[3]["record"]
         correction = records[5]["record"]
+        self.pending = [correction["source_id"], correction["evidence_id"], correction["claim_id"]]
         result = self.db.correct(
             m.CorrectRequest(
                 tenant_id=correction["tenant_id"],
@@ -123,6 +137,7 @@ class Replayer:
         )
 
     def profile(self, record: dict[str, Any]) -> None:
+        self.pending = [record["id"]]  # used only when the key has no entry yet
         entry = self.db.profile(
             m.ProfileRequest(
                 tenant_id=record["tenant_id"],
@@ -132,9 +147,11 @@ class Replayer:
                 recorded_at=record["recorded_at"],
             )
         )
+        self.pending = []
         self.learn(record["id"], entry.id)
 
     def review(self, record: dict[str, Any]) -> None:
+        self.pending = [record["id"]]
         result = self.db.review(
             m.ReviewRequest(
                 tenant_id=record["tenant_id"],
@@ -178,8 +195,12 @@ def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryDb, Replay
     ]
     db = MemoryDb(tmp_path_factory.mktemp("replay") / "memory.db")
     replayer = Replayer(db)
-    for commit in sorted(commits, key=lambda c: c["sequence"]):
-        replayer.replay(commit)
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (capture, profiles):
+            patch.setattr(module, "new_id", replayer.next_id)
+        for commit in sorted(commits, key=lambda c: c["sequence"]):
+            replayer.replay(commit)
+    assert all(ours == reference for reference, ours in replayer.ids.items())
     return db, replayer, expected
 
 
@@ -196,6 +217,49 @@ def test_replayed_feed_equals_the_reference_feed(replayed: tuple[MemoryDb, Repla
             for commit in page["response"]["commits"]
         ]
         assert our_feed(db, scope["tenant_id"], scope["person_id"]) == reference
+
+
+def test_replayed_payloads_are_byte_identical_to_the_reference_database(
+    replayed: tuple[MemoryDb, Replayer, Any],
+) -> None:
+    db, _, _ = replayed
+    query = (
+        "SELECT c.sequence, c.tenant_id, c.person_id, c.recorded_at, e.event_index, e.payload"
+        " FROM memory_commits c JOIN memory_export_events e ON e.commit_sequence = c.sequence"
+        " ORDER BY c.sequence, e.event_index"
+    )
+    reference = sqlite3.connect(f"{REFERENCE_DB.as_uri()}?mode=ro", uri=True)
+    try:
+        expected = reference.execute(query).fetchall()
+    finally:
+        reference.close()
+    assert db.conn.execute(query).fetchall() == expected
+
+
+AUTHORITATIVE_TABLES = [
+    "sources",
+    "evidence",
+    "evidence_locators",
+    "claims",
+    "claim_evidence",
+    "corrections",
+    "profile_entries",
+    "daily_reviews",
+]
+
+
+@pytest.mark.parametrize("table", AUTHORITATIVE_TABLES)
+def test_replayed_rows_are_identical_to_the_reference_database(
+    replayed: tuple[MemoryDb, Replayer, Any], table: str
+) -> None:
+    db, _, _ = replayed
+    query = f"SELECT * FROM {table}"
+    reference = sqlite3.connect(f"{REFERENCE_DB.as_uri()}?mode=ro", uri=True)
+    try:
+        expected = sorted(reference.execute(query).fetchall(), key=repr)
+    finally:
+        reference.close()
+    assert sorted(db.conn.execute(query).fetchall(), key=repr) == expected
 
 
 def test_replayed_row_counts_equal_the_reference(
