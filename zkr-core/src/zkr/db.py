@@ -216,6 +216,12 @@ class MemoryDb:
 
         return embed(self, request)
 
+    def rebuild(self, request: m.RebuildRequest) -> m.RebuildResult:
+        """Embed stale or missing projections with the installed embedder of (model, version)."""
+        from zkr.rebuild import rebuild
+
+        return rebuild(self, request)
+
     def export(self, request: m.ExportRequest) -> m.ExportPage:
         """One page of the scope's commit feed."""
         from zkr.export import export

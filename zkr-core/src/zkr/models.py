@@ -59,6 +59,8 @@ __all__ = [
     "ProjectionState",
     "ProjectionsRequest",
     "QueryEmbedding",
+    "RebuildRequest",
+    "RebuildResult",
     "RememberRequest",
     "RememberResult",
     "RetrievalItem",
@@ -346,6 +348,19 @@ class EmbedRequest(ScopedRequest):
     embedding: EmbeddingInput
 
 
+class RebuildRequest(ScopedRequest):
+    """Addition: embed the scope's stale or missing projections with an installed embedder.
+
+    ``max_items`` bounds one run (omitted or null: all the work); ``batch_size`` overrides the
+    embedder's own (omitted or null: the embedder's).
+    """
+
+    model: Text
+    version: Text
+    max_items: U32 | None = None
+    batch_size: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = None
+
+
 class ExportRequest(ScopedRequest):
     export_format: U32
     after_commit: I64 = 0
@@ -439,6 +454,19 @@ class EmbedResult(_Record):
     target_revision: int
     input_hash: str
     created_at: int
+
+
+class RebuildResult(_Record):
+    """What a ``rebuild`` run did. ``complete`` is true when no stale or missing work was left
+    behind by this run (``max_items`` not reached); ``skipped`` counts targets that changed or
+    disappeared while they were being embedded (a rerun picks them up)."""
+
+    model: str
+    version: str
+    embedded: int
+    skipped: int
+    batches: int
+    complete: bool
 
 
 # ----------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ _TABLE = (
     Operation("embed", m.EmbedRequest, "embed", "store a validated embedding"),
     Operation("export", m.ExportRequest, "export", "read a frozen scoped commit page"),
     Operation("apply", m.ApplyRequest, "apply", "apply an exported page from another database"),
+    Operation("rebuild", m.RebuildRequest, "rebuild", "embed stale or missing work with a plugin"),
 )
 
 #: Contract commands in help order.

@@ -97,6 +97,43 @@ CREATE TABLE IF NOT EXISTS replica_staging(tenant_id TEXT NOT NULL, person_id TE
   PRIMARY KEY(tenant_id, person_id, upstream, commit_sequence, event_index));
 """
 
+# v9 addition (zkr.embeddings): a certificate per embedding row that zkr itself validated
+# (contract §6.2) against its target's text at write time. Triggers void a certificate whenever
+# the row or the target's embedded text changes by any means (raw SQL included), so a certified row
+# needs no hash or vector decode to be known healthy; uncertified rows are checked in full. The
+# config index lets a lane's configurations be read without touching vector pages.
+EMBEDDING_CHECKS = """
+CREATE TABLE IF NOT EXISTS embedding_checks(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
+  target_kind TEXT NOT NULL, target_id TEXT NOT NULL, model TEXT NOT NULL, version TEXT NOT NULL,
+  target_revision INTEGER NOT NULL, dimension INTEGER NOT NULL, normalization TEXT NOT NULL,
+  distance TEXT NOT NULL,
+  PRIMARY KEY(tenant_id, person_id, target_kind, target_id, model, version)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS embedding_checks_lane ON embedding_checks(tenant_id, person_id, model,
+  version, dimension, normalization, distance);
+CREATE INDEX IF NOT EXISTS embeddings_config ON embeddings(tenant_id, person_id, model, version,
+  dimension, normalization, distance);
+CREATE TRIGGER IF NOT EXISTS embedding_checks_row_update AFTER UPDATE ON embeddings FOR EACH ROW
+BEGIN DELETE FROM embedding_checks WHERE tenant_id = OLD.tenant_id AND person_id = OLD.person_id
+  AND target_kind = OLD.target_kind AND target_id = OLD.target_id AND model = OLD.model
+  AND version = OLD.version; END;
+CREATE TRIGGER IF NOT EXISTS embedding_checks_row_delete AFTER DELETE ON embeddings FOR EACH ROW
+BEGIN DELETE FROM embedding_checks WHERE tenant_id = OLD.tenant_id AND person_id = OLD.person_id
+  AND target_kind = OLD.target_kind AND target_id = OLD.target_id AND model = OLD.model
+  AND version = OLD.version; END;
+CREATE TRIGGER IF NOT EXISTS embedding_checks_source_text AFTER UPDATE OF id, tenant_id, person_id,
+  content ON sources FOR EACH ROW
+BEGIN DELETE FROM embedding_checks WHERE tenant_id = OLD.tenant_id AND person_id = OLD.person_id
+  AND target_kind = 'source' AND target_id = OLD.id; END;
+CREATE TRIGGER IF NOT EXISTS embedding_checks_evidence_text AFTER UPDATE OF id, tenant_id,
+  person_id, quote ON evidence FOR EACH ROW
+BEGIN DELETE FROM embedding_checks WHERE tenant_id = OLD.tenant_id AND person_id = OLD.person_id
+  AND target_kind = 'evidence' AND target_id = OLD.id; END;
+CREATE TRIGGER IF NOT EXISTS embedding_checks_claim_text AFTER UPDATE OF id, tenant_id, person_id,
+  subject, predicate, value ON claims FOR EACH ROW
+BEGIN DELETE FROM embedding_checks WHERE tenant_id = OLD.tenant_id AND person_id = OLD.person_id
+  AND target_kind = 'claim' AND target_id = OLD.id; END;
+"""
+
 
 def _pair(name: str, table: str, columns: str, condition: str, message: str) -> str:
     """A BEFORE INSERT and a BEFORE UPDATE OF trigger that abort with the contract's message."""
@@ -220,7 +257,14 @@ ALL_TRIGGERS = (
 
 def create_current_schema(conn: sqlite3.Connection) -> None:
     """Create every table, index and trigger of the current version in an empty database."""
-    for script in (TABLES, CONTRACT_INDEXES, V9_INDEXES, ALL_TRIGGERS, REPLICA_TABLES):
+    for script in (
+        TABLES,
+        CONTRACT_INDEXES,
+        V9_INDEXES,
+        ALL_TRIGGERS,
+        REPLICA_TABLES,
+        EMBEDDING_CHECKS,
+    ):
         for statement in _statements(script):
             conn.execute(statement)
 
