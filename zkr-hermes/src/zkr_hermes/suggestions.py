@@ -1,106 +1,81 @@
 """``zkr_suggest``: the installed extractors' proposed claims for recent turns, stored nowhere.
 
-Each suggestion names the evidence (the stored turn) it comes from, so the agent can keep it with
-an ordinary cited ``zkr_store`` or ``zkr_correct`` call. Nothing here writes to the database.
+Extractors (``zkr_register_extractors`` plugins; zkr-core ships a rule-based one) read the user's
+side of each recent stored turn. Each suggestion names the turn's evidence and carries ready-made
+``zkr_store`` arguments, so the agent keeps one with an ordinary cited call. Nothing here writes.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from zkr.db import MemoryDb
 from zkr_hermes import lookups
 from zkr_hermes.config import Scope
 
-__all__ = ["suggest"]
+__all__ = ["MAX_SUGGESTIONS", "suggest", "user_side"]
 
 log = logging.getLogger("zkr_hermes")
 
 MAX_SUGGESTIONS = 50
-_CLAIM_FIELDS = ("subject", "predicate", "value", "kind", "valid_from")
+_USER, _ASSISTANT = "User: ", "\nAssistant: "
 
 
-def _extractors() -> list[tuple[str, Any]]:
+def user_side(turn_text: str) -> str:
+    """What the user said in a stored turn: an assistant's "I like ..." is not about the user."""
+    text = turn_text[len(_USER) :] if turn_text.startswith(_USER) else turn_text
+    return text.split(_ASSISTANT, 1)[0]
+
+
+def _extractors() -> dict[str, Any]:
     from zkr import plugins
 
-    found = plugins.get_extractors()
-    items = found.items() if isinstance(found, dict) else ((None, e) for e in found)
-    return [(str(key or _ident(ext)), ext) for key, ext in items]
-
-
-def _ident(extractor: Any) -> str:
-    for attr in ("id", "name"):
-        value = getattr(extractor, attr, None)
-        if isinstance(value, str) and value:
-            return value
-    return type(extractor).__name__
-
-
-def _as_dict(proposal: Any) -> dict[str, Any]:
-    if isinstance(proposal, dict):
-        return dict(proposal)
-    dump = getattr(proposal, "model_dump", None)
-    if callable(dump):
-        data = dump(mode="json")
-        return data if isinstance(data, dict) else {}
-    if dataclasses.is_dataclass(proposal) and not isinstance(proposal, type):
-        return dataclasses.asdict(proposal)
-    return {}
-
-
-def _plain(value: Any) -> Any:
-    return getattr(value, "value", value)
-
-
-def _propose(extractor: Any, text: str, captured_at: int) -> Iterable[Any]:
-    extract = getattr(extractor, "extract", None)
-    if not callable(extract):
-        return ()
-    try:
-        return list(extract(text, captured_at=captured_at))
-    except TypeError:
-        return list(extract(text))
+    return plugins.get_extractors()
 
 
 def suggest(db: MemoryDb, scope: Scope, turns: int) -> dict[str, Any]:
-    """Proposals for the newest *turns* stored turns of *scope*, newest first."""
+    """Proposals for the newest *turns* stored turns of *scope*, newest turn first."""
     stored = lookups.recent_turns(db, scope, turns)
+    extractors = _extractors()
     suggestions: list[dict[str, Any]] = []
-    for extractor_id, extractor in _extractors():
-        for turn in stored:
+    for turn in stored:
+        said = user_side(turn.text)
+        for name, extractor in sorted(extractors.items()):
             try:
-                proposals = _propose(extractor, turn.text, turn.captured_at)
+                proposals = extractor.extract(said, valid_from=turn.captured_at, subject="user")
             except Exception as exc:  # one faulty plugin must not hide the others
-                log.warning("zkr: extractor %s failed: %s", extractor_id, type(exc).__name__)
-                break
+                log.warning("zkr: extractor %s failed: %s", name, type(exc).__name__)
+                continue
             for proposal in proposals:
-                data = _as_dict(proposal)
-                claim_data = data.get("claim") if isinstance(data.get("claim"), dict) else data
-                claim = {k: _plain(claim_data[k]) for k in _CLAIM_FIELDS if k in claim_data}
-                if not claim.get("value"):
-                    continue
-                claim.setdefault("valid_from", turn.captured_at)
-                suggestion = {
-                    "extractor": extractor_id,
-                    "claim": claim,
-                    "evidence_id": turn.evidence_id,
-                    "source_id": turn.source_id,
-                    "quote": _plain(data.get("quote")) or turn.text,
-                }
-                suggestions.append(suggestion)
+                claim = proposal.claim.model_dump(mode="json")
+                suggestions.append(
+                    {
+                        "extractor": proposal.extractor,
+                        "claim": claim,
+                        "evidence_id": turn.evidence_id,
+                        "source_id": turn.source_id,
+                        "evidence_text": proposal.evidence_text,
+                        "store_args": {
+                            "content": proposal.evidence_text,
+                            "subject": claim["subject"],
+                            "predicate": claim["predicate"],
+                            "value": claim["value"],
+                            "claim_kind": claim["kind"],
+                            "valid_from": claim["valid_from"],
+                        },
+                    }
+                )
                 if len(suggestions) >= MAX_SUGGESTIONS:
-                    return _result(suggestions, len(stored))
-    return _result(suggestions, len(stored))
+                    return _result(suggestions, len(stored), sorted(extractors))
+    return _result(suggestions, len(stored), sorted(extractors))
 
 
-def _result(suggestions: list[dict[str, Any]], turns: int) -> dict[str, Any]:
+def _result(suggestions: list[dict[str, Any]], turns: int, extractors: list[str]) -> dict[str, Any]:
     return {
         "suggestions": suggestions,
         "turns_read": turns,
+        "extractors": extractors,
         "stored": False,
-        "note": "Nothing was stored. Keep a suggestion with zkr_store (cite it in content) "
-        "or zkr_correct.",
+        "note": "Nothing was stored. Keep a suggestion by calling zkr_store with its store_args.",
     }

@@ -1,0 +1,257 @@
+"""Construction, configuration, scope, recall and Hermes' session hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hermes.conftest import CLI_KWARGS, rows
+from zkr_hermes import _compat
+from zkr_hermes import provider as provider_module
+from zkr_hermes.config import load_config
+from zkr_hermes.provider import ZkrMemoryProvider
+
+Make = Callable[..., ZkrMemoryProvider]
+
+
+def zkr_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("zkr-")]
+
+
+def test_construction_is_cheap_and_side_effect_free(hermes_home: Path) -> None:
+    before = zkr_threads()
+    provider = ZkrMemoryProvider()
+    assert provider.name == "zkr"
+    assert provider.is_available() is True
+    assert provider.system_prompt_block().splitlines()[0] == "# zkr Memory"
+    provider.get_tool_schemas()
+    provider.backup_paths()
+    provider.shutdown()  # harmless without initialize
+    assert zkr_threads() == before
+    assert list(hermes_home.iterdir()) == []
+
+
+def test_every_abstract_member_of_the_hermes_abc_is_implemented() -> None:
+    base = _compat.MemoryProviderBase
+    assert issubclass(ZkrMemoryProvider, base)
+    abstract = getattr(base, "__abstractmethods__", frozenset())
+    assert {"name", "is_available", "initialize", "get_tool_schemas"} <= set(abstract)
+    assert not getattr(ZkrMemoryProvider, "__abstractmethods__", frozenset())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "scope"),
+    [
+        (CLI_KWARGS, ("hermes", "default")),
+        ({**CLI_KWARGS, "agent_identity": "coder"}, ("hermes", "coder")),
+        (
+            {**CLI_KWARGS, "platform": "telegram", "user_id": "12345", "user_id_alt": "ana"},
+            ("hermes", "12345"),
+        ),
+        ({**CLI_KWARGS, "user_id": "", "user_id_alt": "ana"}, ("hermes", "ana")),
+        ({"platform": "cli"}, ("hermes", "default")),
+        ({**CLI_KWARGS, "agent_workspace": "team"}, ("team", "default")),
+    ],
+)
+def test_scope_defaults_from_what_hermes_passes(
+    make_provider: Make, kwargs: dict[str, Any], scope: tuple[str, str]
+) -> None:
+    provider = make_provider(**kwargs)
+    assert provider.scope is not None
+    assert (provider.scope.tenant_id, provider.scope.person_id) == scope
+
+
+def test_configured_scope_wins_and_environment_wins_over_file(
+    make_provider: Make, hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ZkrMemoryProvider().save_config({"tenant_id": "family", "person_id": "ana"}, str(hermes_home))
+    provider = make_provider(user_id="12345")
+    assert provider.scope is not None
+    assert (provider.scope.tenant_id, provider.scope.person_id) == ("family", "ana")
+    monkeypatch.setenv("ZKR_PERSON_ID", "bob")
+    other = make_provider(user_id="12345")
+    assert other.scope is not None
+    assert (other.scope.tenant_id, other.scope.person_id) == ("family", "bob")
+
+
+def test_save_config_keeps_known_keys_privately(hermes_home: Path) -> None:
+    provider = ZkrMemoryProvider()
+    keys = {field["key"] for field in provider.get_config_schema()}
+    assert keys == {"db_path", "tenant_id", "person_id", "prefetch_limit", "prefetch_timeout"}
+    provider.save_config(
+        {"db_path": "memory/zkr.db", "prefetch_limit": "3", "api_key": "nope"}, str(hermes_home)
+    )
+    path = hermes_home / "zkr.json"
+    assert json.loads(path.read_text()) == {"db_path": "memory/zkr.db", "prefetch_limit": "3"}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    provider.save_config({"prefetch_limit": ""}, str(hermes_home))  # blank clears a key
+    assert json.loads(path.read_text()) == {"db_path": "memory/zkr.db"}
+    config = load_config(hermes_home)
+    assert config.db_path == hermes_home / "memory" / "zkr.db"
+    assert config.queue_path == hermes_home / "memory" / "zkr.db.queue"
+
+
+def test_configured_database_is_used(make_provider: Make, hermes_home: Path) -> None:
+    ZkrMemoryProvider().save_config({"db_path": "$HERMES_HOME/data/mem.db"}, str(hermes_home))
+    provider = make_provider()
+    provider.handle_tool_call("zkr_store", {"content": "stored in the configured file"})
+    assert rows(hermes_home / "data" / "mem.db", "SELECT count(*) FROM sources") == [(1,)]
+
+
+def test_backup_paths_before_initialize(
+    hermes_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§6 item 3: never relative, empty while the database lives in HERMES_HOME."""
+    assert ZkrMemoryProvider().backup_paths() == []
+    monkeypatch.setenv("ZKR_DB", "relative.db")  # relative = inside HERMES_HOME, not the cwd
+    assert ZkrMemoryProvider().backup_paths() == []
+    outside = tmp_path / "elsewhere" / "zkr.db"
+    monkeypatch.setenv("ZKR_DB", str(outside))
+    paths = ZkrMemoryProvider().backup_paths()
+    assert paths == [
+        str(outside.resolve()),
+        str(outside.resolve()) + "-wal",
+        str(outside.resolve()) + ".queue",
+    ]
+    assert all(os.path.isabs(p) for p in paths)
+
+
+def test_prefetch_cites_evidence(make_provider: Make) -> None:
+    provider = make_provider()
+    stored = json.loads(
+        provider.handle_tool_call("zkr_store", {"content": "Ana likes\nrooibos tea"})
+    )
+    block = provider.prefetch("rooibos")
+    assert block.splitlines() == [
+        "[zkr cited memory]",
+        f"- Ana likes rooibos tea [evidence: {stored['evidence_id']}]",
+    ]
+    assert provider.prefetch("   ") == ""
+    assert provider.prefetch("nothing matches this") == ""
+    assert ZkrMemoryProvider().prefetch("rooibos") == ""  # not initialized
+
+
+def test_prefetch_is_bounded_and_never_piles_up(
+    make_provider: Make, hermes_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§6 item 6: a stuck search costs the turn prefetch_timeout, not Hermes' 8 s."""
+    ZkrMemoryProvider().save_config({"prefetch_timeout": "0.2"}, str(hermes_home))
+    provider = make_provider()
+    release = threading.Event()
+    calls: list[str] = []
+
+    def stuck(db: Any, name: str, payload: Any) -> Any:
+        calls.append(name)
+        release.wait(30)
+        return {"query": payload["query"], "items": [], "gaps": []}
+
+    monkeypatch.setattr(provider_module.operations, "run", stuck)
+    try:
+        assert provider.prefetch("anything") == ""
+        assert not release.is_set()  # returned while the search was still stuck
+        assert provider.prefetch("again") == ""
+        assert calls == ["search"]  # the second turn did not start another stuck search
+    finally:
+        release.set()
+
+
+def test_queue_prefetch_caches_the_next_recall(
+    make_provider: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = make_provider()
+    provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"})
+    provider.queue_prefetch("cello")
+    monkeypatch.setattr(provider_module.operations, "run", lambda *a: pytest.fail("searched again"))
+    assert "Ana plays the cello" in provider.prefetch("cello")
+    provider.on_session_switch("session-2", parent_session_id="session-1")
+    assert provider._session_id == "session-2"
+    assert provider._prefetch.cached is None
+
+
+def test_memory_tool_writes_are_mirrored_as_cited_memories(
+    make_provider: Make, db_path: Path
+) -> None:
+    provider = make_provider()
+    metadata = {"write_origin": "assistant_tool", "session_id": "session-1", "platform": "cli"}
+    provider.on_memory_write("add", "user", "Prefers metric units", metadata=metadata)
+    provider.on_memory_write("add", "memory", "Repo uses uv", metadata=metadata)
+    assert provider._flush(10)
+    claims = rows(db_path, "SELECT subject, predicate, value, status FROM claims ORDER BY subject")
+    assert claims == [
+        ("agent", "noted", "Repo uses uv", "accepted"),
+        ("user", "noted", "Prefers metric units", "accepted"),
+    ]
+    assert rows(db_path, "SELECT DISTINCT kind FROM sources") == [('"integration"',)]
+    provider.on_memory_write(
+        "replace", "user", "Prefers imperial units", metadata={**metadata, "old_text": "metric"}
+    )
+    assert rows(
+        db_path,
+        "SELECT value, status FROM claims WHERE subject = 'user' ORDER BY recorded_from, status",
+    ) == [
+        ("Prefers metric units", "superseded"),
+        ("Prefers imperial units", "accepted"),
+    ]
+    hit = json.loads(provider.handle_tool_call("zkr_search", {"query": "imperial"}))["items"]
+    assert hit and hit[0]["evidence_ids"]
+    provider.on_memory_write("remove", "user", "", metadata={**metadata, "old_text": "imperial"})
+    assert rows(db_path, "SELECT status FROM claims WHERE value = 'Prefers imperial units'") == [
+        ("retracted",)
+    ]
+    assert json.loads(provider.handle_tool_call("zkr_search", {"query": "imperial"}))["items"] == []
+
+
+def test_replace_of_an_unknown_note_stores_it(make_provider: Make, db_path: Path) -> None:
+    provider = make_provider()
+    provider.on_memory_write(
+        "replace", "memory", "Deploys on Fridays", metadata={"old_text": "never seen"}
+    )
+    assert provider._flush(10)
+    assert rows(db_path, "SELECT value FROM claims") == [("Deploys on Fridays",)]
+
+
+def test_session_end_flushes_and_pre_compress_cites_turns(
+    make_provider: Make, db_path: Path
+) -> None:
+    provider = make_provider()
+    assert provider.on_pre_compress([]) == ""
+    provider.sync_turn("I was born in Porto", "Nice city.")
+    provider.on_session_end([{"role": "user", "content": "I was born in Porto"}])
+    assert rows(db_path, "SELECT count(*) FROM sources") == [(1,)]
+    (evidence_id,) = rows(db_path, "SELECT id FROM evidence")[0]
+    text = provider.on_pre_compress([{"role": "user", "content": "I was born in Porto"}])
+    assert evidence_id in text and "zkr_search" in text
+    provider.on_session_switch("session-2", reset=True)
+    assert provider.on_pre_compress([]) == ""
+
+
+def test_shutdown_is_idempotent_and_initialize_can_run_again(make_provider: Make) -> None:
+    provider = make_provider()
+    provider.shutdown()
+    provider.shutdown()
+    provider.initialize("session-3", **CLI_KWARGS, hermes_home=str(load_config().hermes_home))
+    assert "source_id" in json.loads(
+        provider.handle_tool_call("zkr_store", {"content": "after restart"})
+    )
+    provider.shutdown()
+
+
+def test_failed_initialize_leaves_tools_answering(hermes_home: Path) -> None:
+    """Hermes keeps a provider whose initialize raised: its tools must still return JSON."""
+    (hermes_home / "zkr.db").write_text("this is not a database")
+    provider = ZkrMemoryProvider()
+    with pytest.raises(Exception):  # noqa: B017 - whatever sqlite says about a non-database
+        provider.initialize("s", **CLI_KWARGS, hermes_home=str(hermes_home))
+    assert json.loads(provider.handle_tool_call("zkr_search", {"query": "x"})) == {
+        "error": "zkr memory is not available"
+    }
+    provider.sync_turn("hello", "hi")  # nothing to do, nothing raised
+    assert provider.prefetch("hello") == ""
+    provider.shutdown()

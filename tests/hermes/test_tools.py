@@ -1,0 +1,237 @@
+"""The provider's tools, driven the way Hermes' MemoryManager calls them (contract §8.1, §9.7)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hermes.conftest import rows
+from zkr_hermes import provider as provider_module
+from zkr_hermes.provider import ZkrMemoryProvider
+
+TOOLS = {"zkr_search", "zkr_store", "zkr_correct", "zkr_delete", "zkr_reflect", "zkr_suggest"}
+
+Make = Callable[..., ZkrMemoryProvider]
+
+
+def call(provider: ZkrMemoryProvider, tool: str, **args: Any) -> Any:
+    raw = provider.handle_tool_call(tool, args)
+    assert isinstance(raw, str)
+    return json.loads(raw)
+
+
+def test_schemas_are_static_and_valid_before_initialize() -> None:
+    provider = ZkrMemoryProvider()
+    schemas = provider.get_tool_schemas()
+    assert {s["name"] for s in schemas} == TOOLS
+    for schema in schemas:
+        assert set(schema) == {"name", "description", "parameters"}
+        params = schema["parameters"]
+        assert params["type"] == "object"
+        assert params["additionalProperties"] is False
+        assert set(params.get("required", [])) <= set(params["properties"])
+    # Callers may mutate what they get; the next call is unaffected.
+    schemas[0]["name"] = "changed"
+    assert {s["name"] for s in provider.get_tool_schemas()} == TOOLS
+
+
+def test_bitemporal_fields_are_explicit() -> None:
+    by_name = {
+        s["name"]: s["parameters"]["properties"] for s in ZkrMemoryProvider().get_tool_schemas()
+    }
+    assert {"captured_at", "valid_from", "recorded_at"} <= set(by_name["zkr_store"])
+    assert "valid_at" not in by_name["zkr_store"]
+    assert {"valid_at", "recorded_at"} <= set(by_name["zkr_correct"])
+    assert "occurred_at" not in by_name["zkr_correct"]
+
+
+def test_store_keeps_captured_valid_and_recorded_times_apart(
+    make_provider: Make, db_path: Path
+) -> None:
+    provider = make_provider()
+    stored = call(
+        provider,
+        "zkr_store",
+        content="Sam moved to Berlin",
+        subject="Sam",
+        predicate="city",
+        value="Berlin",
+        captured_at=100,
+        valid_from=50,
+        recorded_at=200,
+    )
+    assert rows(
+        db_path, "SELECT captured_at, recorded_at FROM sources WHERE id = ?", (stored["source_id"],)
+    ) == [(100, 200)]
+    assert rows(
+        db_path,
+        "SELECT subject, predicate, value, kind, valid_from, recorded_from FROM claims "
+        "WHERE id = ?",
+        (stored["claim_id"],),
+    ) == [("Sam", "city", "Berlin", "fact", 50, 200)]
+
+
+def test_store_claim_defaults_and_raw_capture(make_provider: Make, db_path: Path) -> None:
+    provider = make_provider()
+    raw = call(provider, "zkr_store", content="Met Ana at the cafe", captured_at=10, recorded_at=20)
+    assert raw["claim_id"] is None
+    typed = call(
+        provider,
+        "zkr_store",
+        content="Likes tea",
+        claim_kind="preference",
+        captured_at=30,
+        recorded_at=40,
+    )
+    assert rows(
+        db_path,
+        "SELECT subject, predicate, value, kind, valid_from, recorded_from FROM claims "
+        "WHERE id = ?",
+        (typed["claim_id"],),
+    ) == [("user", "remembers", "Likes tea", "preference", 30, 40)]
+    kinds = rows(db_path, "SELECT kind FROM sources ORDER BY captured_at")
+    assert kinds == [('"conversation"',), ('"conversation"',)]
+
+
+def test_round_trip_store_search_correct_reflect_delete(make_provider: Make) -> None:
+    """§9.7 item 6, with every time left to its default (all within one second)."""
+    provider = make_provider()
+    stored = call(
+        provider,
+        "zkr_store",
+        content="Sam works at Acme",
+        subject="Sam",
+        predicate="employer",
+        value="Acme",
+    )
+    found = call(provider, "zkr_search", query="Acme")
+    assert found["items"][0]["memory"] == {"kind": "claim", "id": stored["claim_id"]}
+    corrected = call(
+        provider,
+        "zkr_correct",
+        claim_id=stored["claim_id"],
+        content="Sam now works at Beta",
+        value="Beta",
+    )
+    assert corrected["superseded_claim_id"] == stored["claim_id"]
+    review = call(
+        provider,
+        "zkr_reflect",
+        day="2026-05-01",
+        summary="Sam changed jobs",
+        evidence_ids=[corrected["evidence_id"]],
+    )
+    assert set(review) == {"id"}
+    deleted = call(provider, "zkr_delete", source_id=corrected["source_id"])
+    assert deleted["claim_count"] == 1
+    assert call(provider, "zkr_search", query="Beta")["items"] == []
+
+
+def test_scope_cannot_be_overridden_by_tool_arguments(make_provider: Make, db_path: Path) -> None:
+    provider = make_provider(user_id="alice")
+    call(provider, "zkr_store", content="secret plan", tenant_id="evil", person_id="bob")
+    assert rows(db_path, "SELECT tenant_id, person_id FROM sources") == [("hermes", "alice")]
+    other = make_provider(user_id="bob")
+    assert call(other, "zkr_search", query="secret plan")["items"] == []
+
+
+def test_search_limit_and_as_of(make_provider: Make) -> None:
+    provider = make_provider()
+    call(
+        provider,
+        "zkr_store",
+        content="Sam works at Acme",
+        predicate="employer",
+        value="Acme",
+        captured_at=10,
+        recorded_at=10,
+    )
+    assert call(provider, "zkr_search", query="Acme", limit=1)["items"]
+    assert (
+        call(provider, "zkr_search", query="Acme", as_of={"valid_at": 5, "recorded_at": 5})["items"]
+        == []
+    )
+    assert call(provider, "zkr_search", query="Acme", limit=0) == {
+        "error": "limit must be between 1 and 50"
+    }
+    assert "error" in call(provider, "zkr_search", query="Acme", as_of={"valid_at": 5})
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("zkr_store", {}, "content is required"),
+        ("zkr_store", {"content": 5}, "content must be a string"),
+        ("zkr_store", {"content": "x", "captured_at": "soon"}, "captured_at must be an integer"),
+        ("zkr_store", {"content": "x", "captured_at": True}, "captured_at must be an integer"),
+        ("zkr_correct", {"claim_id": "c", "value": "v"}, "content is required"),
+        (
+            "zkr_reflect",
+            {"day": "d", "summary": "s", "evidence_ids": "e"},
+            "evidence_ids must be an array of strings",
+        ),
+        ("zkr_suggest", {"turns": 99}, "turns must be between 1 and 10"),
+    ],
+)
+def test_argument_errors_are_explained(
+    make_provider: Make, tool: str, args: dict[str, Any], message: str
+) -> None:
+    assert call(make_provider(), tool, **args) == {"error": message}
+
+
+def test_zkr_errors_carry_the_contract_message(make_provider: Make) -> None:
+    provider = make_provider()
+    assert call(provider, "zkr_delete", source_id="missing") == {
+        "error": "zkr operation failed",
+        "detail": "record not found",
+    }
+    assert call(provider, "zkr_store", content="   ") == {
+        "error": "zkr operation failed",
+        "detail": "text must not be empty",
+    }
+    assert (
+        call(provider, "zkr_store", content="x", source_kind="dream")["error"]
+        == "zkr operation failed"
+    )
+
+
+def test_internal_errors_are_redacted(make_provider: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = make_provider()
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("/secret/path/zkr.db: disk I/O error")
+
+    monkeypatch.setattr(provider_module.operations, "run", boom)
+    raw = provider.handle_tool_call("zkr_search", {"query": "anything"})
+    assert json.loads(raw) == {"error": "zkr operation failed"}
+    assert "secret" not in raw
+
+
+def test_unknown_tool_bad_args_and_uninitialized_provider_return_json(make_provider: Make) -> None:
+    provider = make_provider()
+    assert call(provider, "nope") == {"error": "Unknown tool: nope"}
+    assert json.loads(provider.handle_tool_call("zkr_search", ["not", "a", "dict"])) == {  # type: ignore[arg-type]
+        "error": "arguments must be a JSON object"
+    }
+    fresh = ZkrMemoryProvider()
+    assert json.loads(fresh.handle_tool_call("zkr_search", {"query": "x"})) == {
+        "error": "zkr memory is not available"
+    }
+    provider.shutdown()
+    assert json.loads(provider.handle_tool_call("zkr_search", {"query": "x"})) == {
+        "error": "zkr memory is not available"
+    }
+
+
+def test_numbers_sent_as_strings_or_integral_floats_are_accepted(
+    make_provider: Make, db_path: Path
+) -> None:
+    provider = make_provider()
+    stored = call(provider, "zkr_store", content="x", captured_at="100", recorded_at=200.0)
+    assert rows(
+        db_path, "SELECT captured_at, recorded_at FROM sources WHERE id = ?", (stored["source_id"],)
+    ) == [(100, 200)]

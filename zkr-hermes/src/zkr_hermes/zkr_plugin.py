@@ -1,0 +1,25 @@
+"""zkr's plugin entry point for zkr-hermes (entry-point group ``zkr``, name ``hermes``).
+
+Registers Hermes as a host, so ``zkr plugins`` lists it with its install line and health.
+Import-light: zkr loads this for its plugin commands, so everything else loads inside the hook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from zkr.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from zkr.hosts import HostAdapter
+
+__all__ = ["zkr_register_hosts"]
+
+
+@hookimpl
+def zkr_register_hosts(register: Callable[[HostAdapter], None]) -> None:
+    """Register Hermes Agent 0.19.0 as a host zkr can be the memory of."""
+    from zkr_hermes.host import HermesHost
+
+    register(HermesHost())
