@@ -82,21 +82,25 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def cli_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("ZKR_DB", "ZKR_DEBUG")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
     env["HOME"] = str(home)
+    # Hermetic: no installed entry-point plugin (a test that wants them overrides this).
+    env["ZKR_LOAD_PLUGINS"] = ""
     return env
 
 
 @pytest.fixture
 def run(cli_env: dict[str, str]) -> Callable[..., Outcome]:
-    """``run(*argv, stdin=..., env=...)``: the real command in a subprocess."""
+    """``run(*argv, stdin=..., env=...)``: the real command in a subprocess (an ``env`` value of
+    ``None`` removes that variable)."""
 
-    def _run(*argv: str, stdin: Any = None, env: dict[str, str] | None = None) -> Outcome:
+    def _run(*argv: str, stdin: Any = None, env: dict[str, str | None] | None = None) -> Outcome:
+        merged = {**cli_env, **(env or {})}
         done = subprocess.run(
             [sys.executable, "-m", "zkr_cli", *argv],
             input=_stdin_bytes(stdin),
             capture_output=True,
-            env={**cli_env, **(env or {})},
+            env={name: value for name, value in merged.items() if value is not None},
             timeout=60,
             check=False,
         )
@@ -125,8 +129,9 @@ def zkr_inprocess(monkeypatch: pytest.MonkeyPatch, home: Path) -> Iterator[Calla
     """``zkr_inprocess(*argv, stdin=...)``: ``zkr_cli.__main__.main`` with captured streams."""
     from zkr_cli.__main__ import main
 
-    monkeypatch.delenv("ZKR_DB", raising=False)
-    monkeypatch.delenv("ZKR_DEBUG", raising=False)
+    for name in [name for name in os.environ if name.startswith("ZKR_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("ZKR_LOAD_PLUGINS", "")  # no installed entry points, only test plugins
     monkeypatch.setenv("HOME", str(home))
 
     def _run(*argv: str, stdin: Any = None) -> Outcome:

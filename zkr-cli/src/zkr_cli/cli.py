@@ -6,12 +6,14 @@ and loads plugins, which a plain ``zkr --db PATH search`` must not pay for.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from zkr_cli._io import error_message, fail, write_line
+from zkr_cli._io import debug_enabled, error_message, fail, write_line
 
 if TYPE_CHECKING:
     import click
@@ -110,12 +112,21 @@ def run_click_command(db_path: str, command: str, extra: Sequence[str]) -> int |
     """
     import click
 
+    # The plugin loader reports a broken plugin on stderr. Held back until the command is known:
+    # an unknown command must still print exactly the contract's one error line.
+    warnings = io.StringIO()
     try:
-        group = build_cli(load_plugins=_needs_plugins(command))
+        with contextlib.redirect_stderr(warnings):
+            group = build_cli(load_plugins=_needs_plugins(command))
     except Exception as exc:
+        sys.stderr.write(warnings.getvalue())
         return fail(error_message(exc), exc)
     if command not in group.commands:
+        if debug_enabled():
+            sys.stderr.write(warnings.getvalue())
         return None
+    sys.stderr.write(warnings.getvalue())
+    sys.stderr.flush()
     try:
         outcome = group.main(
             args=[command, *extra],
