@@ -109,26 +109,16 @@ def delete(db: MemoryDb, request: m.DeleteRequest) -> m.DeleteResult:
             records.append(
                 deletion_record(tenant, person, m.MemoryKind.evidence, evidence_id, deleted_at)
             )
-        retracted = set(
-            _column(
-                conn,
-                "SELECT id FROM claims WHERE tenant_id = ?1 AND person_id = ?2"
-                " AND status = 'retracted' AND recorded_until = ?3",
-                (tenant, person, deleted_at),
-            )
-        )
-        records.extend(claim_record(conn, cid) for cid in candidate_claims if cid in retracted)
-        remaining = set(
-            _column(
-                conn,
-                "SELECT id FROM profile_entries WHERE tenant_id = ?1 AND person_id = ?2",
-                (tenant, person),
-            )
-        )
+        for claim_id in candidate_claims:
+            record = claim_record(conn, claim_id)
+            body = record[1]
+            assert isinstance(body, m.ClaimRecord)
+            if body.status == m.ClaimStatus.retracted and body.recorded_time.until == deleted_at:
+                records.append(record)
         records.extend(
             deletion_record(tenant, person, m.MemoryKind.profile_entry, pid, deleted_at)
             for pid in profile_ids
-            if pid not in remaining
+            if conn.execute("SELECT 1 FROM profile_entries WHERE id = ?", (pid,)).fetchone() is None
         )
         records.extend(
             deletion_record(tenant, person, m.MemoryKind.daily_review, rid, deleted_at)
