@@ -813,3 +813,13 @@ def test_preference_correction_history_and_deletion_scenario(db: MemoryDb) -> No
         ["source", "deletion", "evidence", "deletion", "claim"],
     ]
     assert [recorded_at for recorded_at, _ in feed(db, *A)] == [100, 200, 300]
+
+
+def test_correct_checks_the_replacement_claim_fields_on_hand_edited_data(db: MemoryDb) -> None:
+    created = remember(db, *A, "Acme")
+    assert created.claim_id is not None
+    db.conn.execute("UPDATE claims SET predicate = ' ' WHERE id = ?", (created.claim_id,))
+    before = table_snapshot(db)
+    with pytest.raises(InvalidRequest, match=r"^claim predicate must not be empty$"):
+        correct(db, created.claim_id, "Beta", 20, 20)
+    assert table_snapshot(db) == before
