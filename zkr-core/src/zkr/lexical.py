@@ -25,9 +25,12 @@ from zkr.fusion import Target
 
 __all__ = ["lexical_ranking", "matching_targets"]
 
-#: The first FTS page; later pages grow by :data:`_PAGE_GROWTH` (each page re-reads the index, so
-#: geometric growth keeps the total cost within a small factor of one read).
-_FIRST_PAGE = 64
+#: The first FTS page holds at least this many rows, and :data:`_ROWS_PER_WANTED` per wanted row
+#: (most matches usually qualify, so one page is typically enough). Later pages grow by
+#: :data:`_PAGE_GROWTH`: each page re-reads the index, so geometric growth keeps the total cost
+#: within a small factor of one read.
+_MIN_PAGE = 64
+_ROWS_PER_WANTED = 2
 _PAGE_GROWTH = 4
 #: Source ids per resolution query (well under SQLite's host-parameter limit).
 _ID_CHUNK = 500
@@ -57,12 +60,16 @@ def _visible_claim(alias: str) -> str:
     )
 
 
+# The joins are written as CROSS JOIN, which SQLite takes as a fixed join order: always from the
+# page's sources outwards through the (evidence_id, relation) and (claim_id, relation) indexes. Left
+# to itself the planner may scan a whole scope's links by primary-key prefix instead.
+
 # Current mode: the joined claim if current; else the source itself, but only when none of its live
 # evidence supports any claim (so an expired or superseded claim never falls back to raw text).
 _RESOLVE_CURRENT = f"""
 SELECT s.id, c.id
 FROM sources AS s
-JOIN evidence AS e
+CROSS JOIN evidence AS e
   ON e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
  AND e.deleted_at IS NULL
 LEFT JOIN claim_evidence AS ce
@@ -75,7 +82,7 @@ WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
   AND s.id IN ({{ids}})
   AND (c.id IS NOT NULL OR NOT EXISTS (
         SELECT 1 FROM evidence AS e2
-        JOIN claim_evidence AS ce2
+        CROSS JOIN claim_evidence AS ce2
           ON ce2.evidence_id = e2.id AND ce2.tenant_id = e2.tenant_id
          AND ce2.person_id = e2.person_id AND ce2.relation = {_SUPPORTS}
         WHERE e2.source_id = s.id AND e2.tenant_id = s.tenant_id AND e2.person_id = s.person_id
@@ -88,7 +95,7 @@ WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
 _RESOLVE_AS_OF = f"""
 SELECT s.id, c.id
 FROM sources AS s
-JOIN evidence AS e
+CROSS JOIN evidence AS e
   ON e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
  AND e.deleted_at IS NULL AND e.recorded_at <= :recorded_at
 LEFT JOIN claim_evidence AS ce
@@ -102,20 +109,20 @@ WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
   AND s.id IN ({{ids}})
   AND (c.id IS NOT NULL OR NOT EXISTS (
         SELECT 1 FROM evidence AS e2
-        JOIN claim_evidence AS ce2
+        CROSS JOIN claim_evidence AS ce2
           ON ce2.evidence_id = e2.id AND ce2.tenant_id = e2.tenant_id
          AND ce2.person_id = e2.person_id AND ce2.relation = {_SUPPORTS}
-        JOIN claims AS c2
+        CROSS JOIN claims AS c2
           ON c2.id = ce2.claim_id AND c2.tenant_id = e2.tenant_id AND c2.person_id = e2.person_id
          AND {_visible_claim("c2")}
         WHERE e2.source_id = s.id AND e2.tenant_id = s.tenant_id AND e2.person_id = s.person_id
           AND e2.deleted_at IS NULL
           AND EXISTS (
                 SELECT 1 FROM claim_evidence AS ce3
-                JOIN evidence AS e3
+                CROSS JOIN evidence AS e3
                   ON e3.id = ce3.evidence_id AND e3.deleted_at IS NULL
                  AND e3.recorded_at <= :recorded_at
-                JOIN sources AS s3
+                CROSS JOIN sources AS s3
                   ON s3.id = e3.source_id AND s3.deleted_at IS NULL
                  AND s3.captured_at <= :valid_at AND s3.recorded_at <= :recorded_at
                 WHERE ce3.claim_id = c2.id AND ce3.tenant_id = c2.tenant_id
@@ -183,7 +190,8 @@ def matching_targets(
         for claim_id in claims:
             targets.append(("source", source_id) if claim_id is None else ("claim", claim_id))
 
-    for page in _fts_pages(conn, params, max(_FIRST_PAGE, 2 * row_limit)):
+    first_page = max(_MIN_PAGE, _ROWS_PER_WANTED * row_limit, 1)
+    for page in _fts_pages(conn, params, first_page):
         fresh = sorted({source_id for source_id, _ in page} - resolved.keys())
         found = _resolve(conn, fresh, params, as_of is not None)
         for source_id in fresh:
