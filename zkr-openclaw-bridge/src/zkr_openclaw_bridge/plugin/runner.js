@@ -240,6 +240,10 @@ class ServeSession {
     this.#setActive(false);
   }
 
+  get pid() {
+    return this.#child.pid;
+  }
+
   // An idle serve process must not keep the gateway (or a CLI run) alive.
   /** @param {boolean} active */
   #setActive(active) {
@@ -368,6 +372,11 @@ export class ZkrClient {
   /** Whether calls currently go through a serve process. */
   get serving() {
     return this.#session?.alive === true;
+  }
+
+  /** The serve process's pid, while there is one (for status and tests). */
+  get servePid() {
+    return this.#session?.alive ? this.#session.pid : undefined;
   }
 
   #resolve() {

@@ -1,0 +1,146 @@
+// Hostile input and a hostile zkr (node --test; Node 20+): the process stays up, every failure
+// is the redacted "zkr command failed", and the child sees only the allowed environment.
+// A crash of this test process (say, an unhandled EPIPE) fails the whole file.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { ZKR, bridgeModule, closeAfter, makeStub, registered, runner, tempDir, zkr } from "./helpers.js";
+
+const { ZkrBridge, createTools, resolveConfig, MEMORY_TOOL_NAMES, ZKR_TOOL_NAMES } = bridgeModule;
+const { ZkrClient, ZKR_COMMAND_FAILED, ENV_NAMES } = runner;
+const ALL_TOOLS = [...MEMORY_TOOL_NAMES, ...ZKR_TOOL_NAMES];
+const SECRETS = { OPENAI_API_KEY: "sk-secret", OPENCLAW_GATEWAY_TOKEN: "gw-secret", AWS_SECRET_ACCESS_KEY: "aws-secret" };
+
+/** Tools whose zkr is the stub in `mode` (real zkr behind it for mode "real"); log of its starts. */
+function stubTools(t, mode, { serve = true, timeoutMs = 5_000, extraEnv = {} } = {}) {
+  const dir = tempDir(t);
+  const log = join(dir, "stub.log");
+  const env = { ...process.env, ...SECRETS, ...extraEnv, ZKR_STUB_MODE: mode, ZKR_STUB_LOG: log, ZKR_STUB_REAL: ZKR };
+  const database = join(dir, "memory.db");
+  const client = new ZkrClient({ command: makeStub(dir), database, serve, timeoutMs, env });
+  const bridge = new ZkrBridge(resolveConfig({ database }), client);
+  t.after(() => bridge.close());
+  const tools = Object.fromEntries(createTools(bridge, ALL_TOOLS, "main").map((tool) => [tool.name, tool]));
+  const starts = () => readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  return { tools, client, database, starts };
+}
+
+/** The call fails with exactly the redacted message and nothing of `leak` in it. */
+async function assertRedacted(tool, args, leak = "secret") {
+  const outcome = await tool.execute("c", args).then(
+    (result) => JSON.stringify(result),
+    (error) => String(error),
+  );
+  assert.ok(outcome.includes(ZKR_COMMAND_FAILED), outcome.slice(0, 300));
+  assert.ok(!outcome.includes(leak), outcome.slice(0, 300));
+  return outcome;
+}
+
+const big = (bytes) => "x".repeat(bytes);
+
+for (const serve of [true, false]) {
+  const how = serve ? "serve" : "one-shot";
+
+  test(`a zkr that exits before reading stdin cannot crash the process with EPIPE (${how})`, async (t) => {
+    const { tools } = stubTools(t, "early-exit", { serve });
+    // Far more than a pipe buffer, still under the 1 MiB request limit: the write hits EPIPE.
+    await assertRedacted(tools.memory_search, { query: big(900_000) });
+    assert.equal(String(await tools.zkr_store.execute("c", { text: big(900_000) }).catch((e) => e)), "Error: zkr command failed");
+  });
+
+  test(`a zkr printing 10 MB is killed at the output cap (${how})`, async (t) => {
+    for (const mode of ["flood", "flood-stderr"]) {
+      const { tools } = stubTools(t, mode, { serve });
+      await assertRedacted(tools.memory_search, { query: "x" }, "xxxxxxxxxx");
+    }
+  });
+
+  test(`garbage output, a zkr error and a hang are redacted (${how})`, async (t) => {
+    for (const mode of ["garbage", "fail"]) {
+      await assertRedacted(stubTools(t, mode, { serve }).tools.memory_get, { path: "zkr://claim/c-1" }, "secret-detail");
+    }
+    const { tools } = stubTools(t, "hang", { serve, timeoutMs: 300 });
+    await assertRedacted(tools.zkr_search, { query: "x" });
+    const aborted = new AbortController();
+    setTimeout(() => aborted.abort(), 100);
+    const outcome = await tools.memory_search.execute("c", { query: "x" }, aborted.signal);
+    assert.equal(outcome.details.error, ZKR_COMMAND_FAILED);
+  });
+
+  test(`the child environment holds only the allowed variables, argv only constants (${how})`, async (t) => {
+    const { tools, database } = stubTools(t, "env", { serve, extraEnv: { LD_PRELOAD: "/evil.so", NODE_OPTIONS: "--inspect" } });
+    const args = { query: "--db /etc/passwd; $(id) `id` | rm -rf / --help" };
+    const { details } = await tools.memory_search.execute("c", args);
+    const allowed = (name) => ENV_NAMES.includes(name) || name.startsWith("ZKR_");
+    assert.deepEqual(Object.keys(details.env).filter((name) => !allowed(name)), []);
+    for (const secret of Object.values(SECRETS)) assert.ok(!JSON.stringify(details.env).includes(secret));
+    assert.equal(details.env.PATH, process.env.PATH);
+    assert.deepEqual(details.argv, ["--db", database, serve ? "openclaw-serve" : "openclaw-tool"]);
+    // The model's data arrives on stdin only, as JSON, untouched.
+    assert.deepEqual(details.request, { tenant_id: "openclaw", person_id: "main", tool: "memory_search", args });
+  });
+}
+
+test("a write is never repeated after the serve process failed; a read falls back to one-shot", async (t) => {
+  const write = stubTools(t, "early-exit");
+  await assert.rejects(write.tools.zkr_store.execute("c", { text: "x" }), { message: ZKR_COMMAND_FAILED });
+  assert.deepEqual(write.starts().map((s) => s.argv.at(-1)), ["openclaw-serve"]);
+  const read = stubTools(t, "early-exit");
+  await assertRedacted(read.tools.memory_search, { query: "x" });
+  assert.deepEqual(read.starts().map((s) => s.argv.at(-1)), ["openclaw-serve", "openclaw-tool"]);
+  // Two failed serve starts in a row pause serve: the third read goes one-shot directly.
+  await assertRedacted(read.tools.memory_search, { query: "x" });
+  await assertRedacted(read.tools.memory_search, { query: "x" });
+  assert.deepEqual(read.starts().map((s) => s.argv.at(-1)), [
+    "openclaw-serve", "openclaw-tool", "openclaw-serve", "openclaw-tool", "openclaw-tool",
+  ]);
+});
+
+test("a killed serve process is replaced and no call is lost", async (t) => {
+  const { tools, client, starts } = stubTools(t, "real");
+  await tools.zkr_store.execute("c", { kind: "conversation", text: "The launch is on Friday", captured_at: 1, recorded_at: 1 });
+  const first = client.servePid;
+  assert.ok(first);
+  process.kill(first, "SIGKILL");
+  const found = await tools.memory_search.execute("c", { query: "launch" });
+  assert.equal(found.details.results.length, 1);
+  await tools.memory_search.execute("c", { query: "launch" });
+  assert.ok(client.servePid && client.servePid !== first);
+  assert.ok(starts().filter((s) => s.argv.at(-1) === "openclaw-serve").length >= 2);
+});
+
+test("argument injection, prototype-pollution keys and oversized arguments against the real zkr", async (t) => {
+  const db = join(tempDir(t), "memory.db");
+  zkr(db, "remember", { tenant_id: "openclaw", person_id: "main", kind: "conversation", text: "plain note", captured_at: 1, recorded_at: 1 });
+  const { tools, runtime } = registered({ command: ZKR, database: db });
+  closeAfter(t, runtime);
+  // Injection attempts are just text to search for.
+  for (const query of ["--help", "--db /etc/passwd search", "'; DROP TABLE sources; --", "note\" OR \"x", "$(id)"]) {
+    const { details } = await tools.memory_search.execute("c", { query });
+    assert.ok(Array.isArray(details.results), query);
+  }
+  await assert.rejects(tools.memory_search.execute("c", { query: ["--db", "/etc/passwd"] }), { message: "query must be a non-empty string" });
+  assert.equal((await tools.memory_get.execute("c", { path: "zkr://claim/x --help" })).details.error, "invalid zkr memory path");
+  // Own "__proto__" / "constructor" keys (what JSON.parse makes of hostile input) are refused.
+  for (const raw of ['{"query":"note","__proto__":{"polluted":true}}', '{"query":"note","constructor":{"prototype":{"polluted":true}}}']) {
+    const args = JSON.parse(raw);
+    await assert.rejects(tools.memory_search.execute("c", args), { message: /^unknown field `(__proto__|constructor)`$/ });
+    await assert.rejects(tools.zkr_store.execute("c", { ...args, kind: "conversation", text: "x", captured_at: 1, recorded_at: 1 }), {
+      message: /^unknown field `(query|__proto__|constructor)`$/,
+    });
+  }
+  assert.equal(/** @type {any} */ ({}).polluted, undefined);
+  assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, "polluted"), false);
+  // Oversized arguments never reach zkr, and the serve process survives them.
+  const oversized = await tools.memory_search.execute("c", { query: big(2_000_000) });
+  assert.equal(oversized.details.error, ZKR_COMMAND_FAILED);
+  assert.ok(!JSON.stringify(oversized).includes("xxxxxxxxxx"));
+  const oversizedRead = await tools.memory_get.execute("c", { path: big(2_000_000) });
+  assert.deepEqual(oversizedRead.details, { path: "", text: "", disabled: true, error: ZKR_COMMAND_FAILED });
+  assert.equal((await tools.memory_search.execute("c", { query: "note" })).details.results.length, 1);
+  // Arguments that are not an object at all.
+  for (const args of [null, "query", 42, ["query"]]) {
+    await assert.rejects(tools.memory_search.execute("c", args), { message: "arguments must be a JSON object" });
+  }
+});
