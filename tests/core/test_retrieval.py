@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import subprocess
 import sys
 from typing import Any
@@ -16,9 +15,6 @@ from zkr.errors import InvalidRequest, NotFound
 from zkr.fusion import fuse, rank_contribution
 from zkr.lexical import lexical_ranking
 from zkr.materialize import MAX_EXCERPT_BYTES, cap_excerpt
-
-HAS_DENSE = importlib.util.find_spec("zkr.dense") is not None
-needs_dense = pytest.mark.skipif(not HAS_DENSE, reason="zkr.dense is not written yet")
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -211,7 +207,6 @@ def test_retrieval_excerpts_are_utf8_safe_and_byte_bounded(db: MemoryDb) -> None
         assert len(text[: len(item.excerpt) + 1].encode("utf-8")) > MAX_EXCERPT_BYTES
 
 
-@needs_dense
 def test_accepted_claim_replaces_its_source_in_retrieval(db: MemoryDb) -> None:
     memory = employer(db, "Acme")
     embed(db, "source", memory.source_id, "Sam works at Acme", [1.0, 0.0])
@@ -220,7 +215,6 @@ def test_accepted_claim_replaces_its_source_in_retrieval(db: MemoryDb) -> None:
     assert pack.items[0].evidence_ids == [memory.evidence_id]
 
 
-@needs_dense
 def test_dense_evidence_without_a_claim_is_retrievable(db: MemoryDb) -> None:
     raw = remember(db, "the blue notebook is in the drawer")
     embed(db, "evidence", raw.evidence_id, "the blue notebook is in the drawer", [0.0, 1.0])
@@ -239,9 +233,9 @@ def test_expired_claims_do_not_fall_back_to_stale_raw_evidence(db: MemoryDb) -> 
     assert search(db, "Acme").items == []
     with pytest.raises(NotFound):
         get(db, "claim", memory.claim_id or "")
-    if HAS_DENSE:
-        embed(db, "source", memory.source_id, "Sam works at Acme", [1.0, 0.0])
-        assert search(db, "Acme", query_embedding=dense_query([1.0, 0.0])).items == []
+    embed(db, "source", memory.source_id, "Sam works at Acme", [1.0, 0.0])
+    embed(db, "evidence", memory.evidence_id, "Sam works at Acme", [1.0, 0.0])
+    assert search(db, "Acme", query_embedding=dense_query([1.0, 0.0])).items == []
 
 
 # ----------------------------------------------------------------------------- README example
@@ -504,7 +498,6 @@ def test_as_of_ignores_the_query_embedding_entirely(db: MemoryDb) -> None:
     assert memories(pack) == [("claim", memory.claim_id)]
 
 
-@needs_dense
 def test_query_embedding_is_validated_without_as_of(db: MemoryDb) -> None:
     employer(db, "Acme")
     with pytest.raises(InvalidRequest, match=r"^query embedding model must not be empty$"):

@@ -13,6 +13,7 @@ links, deletions, hand-expired claims, duplicate texts (bm25 ties), three scopes
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -209,11 +210,22 @@ def contract_ranking(db: MemoryDb, snap: Snapshot, request: m.SearchRequest) -> 
 
 
 def contract_search(db: MemoryDb, snap: Snapshot, request: m.SearchRequest) -> dict[str, Any]:
-    """§5.1 with the lexical list of :func:`contract_ranking` (no dense list: lexical packs)."""
+    """§5.1: the lexical list of :func:`contract_ranking`, the dense list (only without
+    ``as_of``; its exact scan belongs to ``zkr.dense`` and has its own tests), integer RRF."""
     limit = 10 if request.limit == 0 else min(request.limit, 100)
     as_of = None if request.as_of is None else (request.as_of.valid_at, request.as_of.recorded_at)
-    ranking = contract_ranking(db, snap, request)
-    scores = {target: 1_000_000 // (61 + position) for position, target in enumerate(ranking)}
+    lists = [contract_ranking(db, snap, request)]
+    if request.query_embedding is not None and as_of is None:
+        from zkr.dense import dense_ranking
+
+        dense = dense_ranking(
+            db, db.conn, request.tenant_id, request.person_id, request.query_embedding
+        )
+        lists.append([target for target, _ in dense])
+    scores: dict[Target, int] = {}
+    for ranking in lists:
+        for position, target in enumerate(ranking):
+            scores[target] = scores.get(target, 0) + 1_000_000 // (61 + position)
     best = max(scores.values(), default=1)
     kind_rank = {"source": 0, "evidence": 1, "claim": 2}
     fused = sorted(
@@ -231,7 +243,7 @@ def contract_search(db: MemoryDb, snap: Snapshot, request: m.SearchRequest) -> d
 def materialize(
     snap: Snapshot, target: tuple[str, str], points: int, as_of: tuple[int, int] | None
 ) -> dict[str, Any]:
-    """§5.6 for the claims and sources a lexical list can hold."""
+    """§5.6, current mode or ``as_of``."""
     kind, target_id = target
     if kind == "claim":
         claim = snap.claims[target_id]
@@ -247,6 +259,11 @@ def materialize(
             assert is_visible(snap, claim, as_of)
             candidates = visible_evidence(snap, target_id, as_of)
         text = f"{claim['subject']} {claim['predicate']} {claim['value']}"
+    elif kind == "evidence":
+        evidence = snap.evidence[target_id]
+        assert evidence["deleted_at"] is None
+        assert snap.sources[evidence["source_id"]]["deleted_at"] is None
+        text, candidates = evidence["quote"], [target_id]
     else:
         text = snap.sources[target_id]["content"]
         candidates = live_evidence(snap, target_id)
@@ -370,7 +387,9 @@ def build_store(db: MemoryDb, rng: random.Random) -> None:
                 }
             )
         )
-    # Deletions (retracting what loses its last support) and hand-expired accepted claims.
+    embed_some(db, rng)
+    # Deletions (retracting what loses its last support and purging its vectors) and
+    # hand-expired accepted claims (whose vectors stay but no longer map to anything).
     for tenant, person, source_id in rng.sample(sources, len(sources) // 20):
         db.delete(
             m.DeleteRequest.model_validate(
@@ -387,6 +406,39 @@ def build_store(db: MemoryDb, rng: random.Random) -> None:
             "UPDATE claims SET valid_until = valid_from + 1 WHERE status = 'accepted'"
             " AND id IN (SELECT id FROM claims WHERE status = 'accepted' ORDER BY id LIMIT 25)"
         )
+
+
+def embed_some(db: MemoryDb, rng: random.Random) -> None:
+    """Vectors in lane ``mini``/``1`` (4 dimensions, cosine) for a sample of live targets."""
+    texts = {
+        "source": "SELECT tenant_id, person_id, id, content FROM sources",
+        "evidence": "SELECT tenant_id, person_id, id, quote FROM evidence",
+        "claim": "SELECT tenant_id, person_id, id, subject || ' ' || predicate || ' ' || value"
+        " FROM claims WHERE status = 'accepted'",
+    }
+    for kind, sql in texts.items():
+        for tenant, person, target_id, text in db.conn.execute(sql).fetchall():
+            if rng.random() > 0.2:
+                continue
+            db.embed(
+                m.EmbedRequest.model_validate(
+                    {
+                        "tenant_id": tenant,
+                        "person_id": person,
+                        "target": {"kind": kind, "id": target_id},
+                        "embedding": {
+                            # Few distinct values, so equal scores (ties) are common.
+                            "vector": [rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0]) for _ in range(3)]
+                            + [1.0],
+                            "model": "mini",
+                            "version": "1",
+                            "input_hash": "sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+                            "normalization": "none",
+                            "distance": "cosine",
+                        },
+                    }
+                )
+            )
 
 
 def random_queries(rng: random.Random, snap: Snapshot, count: int) -> Iterator[m.SearchRequest]:
@@ -414,6 +466,12 @@ def random_queries(rng: random.Random, snap: Snapshot, count: int) -> Iterator[m
             "query": query,
             "limit": rng.choice([0, 1, 1, 2, 2, 3, 5, 10, 25, 100, 500]),
         }
+        if rng.random() < 0.3:
+            payload["query_embedding"] = {
+                "vector": [rng.choice([-1.0, 0.0, 1.0]) for _ in range(3)] + [1.0],
+                "model": rng.choice(["mini", "mini", "other"]),
+                "version": "1",
+            }
         if rng.random() < 0.4:
             payload["as_of"] = {
                 "valid_at": rng.randint(0, 250),
@@ -452,7 +510,7 @@ def test_store_covers_the_interesting_cases(store: tuple[MemoryDb, Snapshot]) ->
 def test_paged_search_equals_the_contract_query(store: tuple[MemoryDb, Snapshot]) -> None:
     db, snap = store
     rng = random.Random(7)
-    matched = 0
+    matched = dense_items = 0
     for request in random_queries(rng, snap, 400):
         # The whole candidate list, not only the fused top items, must be the contract's.
         with db.atomic(write=False) as conn:
@@ -468,7 +526,12 @@ def test_paged_search_equals_the_contract_query(store: tuple[MemoryDb, Snapshot]
         got = db.search(request).model_dump(mode="json")
         assert got == contract_search(db, snap, request), request
         matched += bool(got["items"])
+        lexical = set(ranking)
+        dense_items += sum(
+            (item["memory"]["kind"], item["memory"]["id"]) not in lexical for item in got["items"]
+        )
     assert matched > 250  # most queries find something, so the comparison is not vacuous
+    assert dense_items > 30  # and the dense list contributed items of its own
 
 
 def test_tiny_pages_cross_every_boundary_and_give_the_same_packs(

@@ -49,7 +49,9 @@ def search(db: MemoryDb, request: m.SearchRequest) -> m.RetrievalPack:
         if request.query_embedding is not None and as_of is None:
             from zkr.dense import dense_ranking
 
-            dense = dense_ranking(db, conn, tenant_id, person_id, request.query_embedding)
+            dense = dense_ranking(
+                db, conn, tenant_id, person_id, request.query_embedding, text=request.query
+            )
             rankings.append([target for target, _score in dense])
         items = [
             materialize(conn, target, relevance, tenant_id, person_id, as_of)
