@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from zkr_cli import __version__
 from zkr_cli._io import error_message, fail, rust_debug_str
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from zkr.db import MemoryDb
 
 __all__ = ["USAGE", "default_db_path", "main"]
 
@@ -25,8 +28,7 @@ USAGE = "usage: zkr --db PATH COMMAND (use --help)"
 _HELP_WORDS = frozenset({"help", "--help", "-h"})
 
 
-@dataclass(frozen=True)
-class _Invocation:
+class _Invocation(NamedTuple):
     db_path: str
     command: str
     extra: tuple[str, ...]
@@ -37,7 +39,7 @@ def default_db_path() -> str:
     configured = os.environ.get("ZKR_DB", "")
     if configured:
         return configured
-    return str(Path("~/.zkr/memory.db").expanduser())
+    return os.path.join(os.path.expanduser("~"), ".zkr", "memory.db")
 
 
 def _parse_argv(args: Sequence[str]) -> _Invocation | None:
@@ -59,7 +61,7 @@ def _print_help() -> int:
     return 0
 
 
-def _open_db(path: str):  # type: ignore[no-untyped-def]
+def _open_db(path: str) -> MemoryDb:
     from zkr.db import MemoryDb
 
     return MemoryDb(path)

@@ -8,10 +8,7 @@ and nothing at all on stdout.
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
-import traceback
-import unicodedata
 from typing import Any, BinaryIO
 
 __all__ = [
@@ -39,6 +36,8 @@ _SIMPLE_ESCAPES = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"
 
 def rust_debug_str(value: str) -> str:
     """*value* as Rust's ``format!("{:?}", value)`` renders it (the contract's unknown command)."""
+    import unicodedata
+
     parts = ['"']
     for char in value:
         if char in _SIMPLE_ESCAPES:
@@ -72,6 +71,8 @@ def write_line(stream: BinaryIO, value: Any) -> None:
 
 def error_message(exc: BaseException) -> str:
     """What the user sees for *exc*: the contract's message, or a generic line without internals."""
+    import sqlite3
+
     from zkr.errors import ZkrError
 
     if isinstance(exc, ZkrError):
@@ -91,6 +92,8 @@ def debug_enabled() -> bool:
 def fail(message: str, exc: BaseException | None = None) -> int:
     """Report an error the contract's way and return the exit status (1)."""
     if exc is not None and debug_enabled():
+        import traceback
+
         traceback.print_exception(exc, file=sys.stderr)
     write_line(sys.stderr.buffer, {"error": message})
     return 1
