@@ -58,8 +58,11 @@ def test_help_text_layout(run: Run) -> None:
 
 
 @pytest.mark.parametrize("argv", [[], ["help"], ["--help"], ["-h"]])
-def test_no_arguments_or_a_lone_help_word_print_help(run: Run, argv: list[str]) -> None:
-    assert _help_ok(run(*argv)) == _help_ok(run())
+def test_no_arguments_or_a_lone_help_word_print_help(
+    run: Run, zkr_inprocess: Run, argv: list[str]
+) -> None:
+    # in-process for speed; test_help_text_layout runs the real command
+    assert _help_ok(zkr_inprocess(*argv)) == _help_ok(run())
 
 
 def test_db_path_help_prints_help_without_creating_the_file(run: Run, tmp_path: Path) -> None:
@@ -85,13 +88,19 @@ def test_db_path_help_prints_help_without_creating_the_file(run: Run, tmp_path: 
     ],
 )
 def test_wrong_shapes_are_usage_errors_and_open_nothing(
-    run: Run, tmp_path: Path, home: Path, argv: list[str]
+    zkr_inprocess: Run, tmp_path: Path, home: Path, argv: list[str]
 ) -> None:
     path = tmp_path / "memory.db"
-    outcome = run(*[arg.format(db=path) for arg in argv], stdin=b"{}")
+    outcome = zkr_inprocess(*[arg.format(db=path) for arg in argv], stdin=b"{}")
     assert outcome.error == USAGE
     assert not path.exists()
     assert not (home / ".zkr").exists()
+
+
+def test_usage_error_from_the_real_command(run: Run, db_path: Path) -> None:
+    assert run("--db", str(db_path)).error == USAGE
+    assert run("--db", str(db_path), "search", "extra").error == USAGE
+    assert not db_path.exists()
 
 
 def test_db_path_dash_dash_help_is_an_unknown_command_after_opening(
