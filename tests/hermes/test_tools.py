@@ -235,3 +235,26 @@ def test_numbers_sent_as_strings_or_integral_floats_are_accepted(
     assert rows(
         db_path, "SELECT captured_at, recorded_at FROM sources WHERE id = ?", (stored["source_id"],)
     ) == [(100, 200)]
+
+
+def test_a_tool_call_retries_once_when_the_database_stays_locked(
+    make_provider: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    provider = make_provider()
+    real_run = provider_module.operations.run
+    failures = [sqlite3.OperationalError("database is locked")]
+
+    def locked_once(db: Any, name: str, payload: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return real_run(db, name, payload)
+
+    monkeypatch.setattr(provider_module.operations, "run", locked_once)
+    assert "source_id" in call(provider, "zkr_store", content="stored on the second try")
+    failures.extend([sqlite3.OperationalError("database is locked")] * 2)
+    assert call(provider, "zkr_store", content="never stored") == {
+        "error": "zkr operation failed",
+        "detail": "memory database is busy, try again",
+    }

@@ -51,6 +51,7 @@ BOUNDARY_FLUSH_SECONDS = 1.0
 #: A prefetched excerpt is cut to this many characters: the block rides on every request.
 PREFETCH_EXCERPT_CHARS = 500
 _RECENT_TURNS_KEPT = 50
+TOOL_BUSY_ATTEMPTS = 2
 
 SYSTEM_PROMPT = (
     "# zkr Memory\n"
@@ -72,7 +73,7 @@ class _Prefetch:
         self.cached: tuple[str, str] | None = None  # (query, block) from queue_prefetch
 
 
-class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc, valid-type]
+class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
     """Hermes ``MemoryProvider`` backed by a local zkr database."""
 
     def __init__(self, config: ProviderConfig | None = None) -> None:
@@ -314,7 +315,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc, valid-type]
                 return tool_error("zkr memory is not available")
             if not isinstance(args, dict):
                 return tool_error("arguments must be a JSON object")
-            result = self._dispatch(db, policy.scope, tool_name, args)
+            result = self._dispatch_retrying(db, policy.scope, tool_name, args)
             return json.dumps(result, ensure_ascii=False)
         except tools.ToolArgumentError as exc:
             return tool_error(str(exc))
@@ -327,6 +328,20 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc, valid-type]
         except Exception as exc:
             log.warning("zkr: %s failed: %s", tool_name, type(exc).__name__)
             return tool_error("zkr operation failed")
+
+    def _dispatch_retrying(
+        self, db: MemoryDb, scope: Scope, name: str, args: dict[str, Any]
+    ) -> Any:
+        # Each attempt already waits out SQLite's 5 s busy timeout; a writer holding the lock
+        # longer than that (a big import through the CLI) gets a second chance before the model
+        # is told. An operation is one transaction, so a failed attempt left nothing behind.
+        for attempt in range(TOOL_BUSY_ATTEMPTS):
+            try:
+                return self._dispatch(db, scope, name, args)
+            except sqlite3.OperationalError as exc:
+                if attempt + 1 == TOOL_BUSY_ATTEMPTS or not _is_busy(exc):
+                    raise
+        raise AssertionError("unreachable")
 
     def _dispatch(self, db: MemoryDb, scope: Scope, name: str, args: dict[str, Any]) -> Any:
         now = _now()
@@ -412,6 +427,11 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc, valid-type]
             "The earlier turns of this conversation are stored in zkr memory as cited evidence "
             f"({', '.join(evidence)}); zkr_search recalls them."
         )
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
 
 
 def _scoped(scope: Scope) -> dict[str, str]:
