@@ -32,10 +32,10 @@ def embed_request(target: tuple[str, str], text: str, **embedding: Any) -> m.Emb
         "distance": "cosine",
     }
     body.update(embedding)
+    ref = {"kind": target[0], "id": target[1]}
     return m.EmbedRequest.model_validate(
-        {"tenant_id": "t", "person_id": "p", "target": dict(zip(("kind", "id"), target, strict=True)),
-         "embedding": body}
-    )  # fmt: skip
+        {"tenant_id": "t", "person_id": "p", "target": ref, "embedding": body}
+    )
 
 
 def corrupt(db: MemoryDb, sql: str, *params: Any) -> None:
