@@ -20,7 +20,8 @@ MODE = os.environ.get("ZKR_STUB_MODE") or (
 LOG = os.environ.get("ZKR_STUB_LOG")
 if LOG:
     with open(LOG, "a") as log:
-        log.write(json.dumps({"mode": MODE, "argv": sys.argv[1:], "env": dict(os.environ)}) + "\n")
+        start = {"mode": MODE, "pid": os.getpid(), "argv": sys.argv[1:], "env": dict(os.environ)}
+        log.write(json.dumps(start) + "\n")
 
 
 def answers():

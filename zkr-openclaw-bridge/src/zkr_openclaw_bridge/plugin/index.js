@@ -48,7 +48,10 @@ export const DEFAULT_TENANT = "openclaw";
 export const DEFAULT_AGENT = "main";
 
 /** A call the model can fix (bad arguments, unknown record): its message is zkr's and safe. */
-export class ZkrToolError extends Error {}
+export class ZkrToolError extends Error {
+  // The name OpenClaw recognises as the caller's mistake (`/tools/invoke` answers 400 with it).
+  name = "ToolInputError";
+}
 
 /**
  * @typedef {object} BridgeConfig
