@@ -168,8 +168,12 @@ def test_queue_prefetch_caches_the_next_recall(
     provider = make_provider()
     provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"})
     provider.queue_prefetch("cello")
+    real_run = provider_module.operations.run
     monkeypatch.setattr(provider_module.operations, "run", lambda *a: pytest.fail("searched again"))
     assert "Ana plays the cello" in provider.prefetch("cello")
+    assert provider._prefetch.cached is None  # used once
+    monkeypatch.setattr(provider_module.operations, "run", real_run)
+    provider.queue_prefetch("cello")
     provider.on_session_switch("session-2", parent_session_id="session-1")
     assert provider._session_id == "session-2"
     assert provider._prefetch.cached is None

@@ -202,9 +202,9 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         """Cited memories for the coming turn, within ``prefetch_timeout`` seconds."""
         if self._read_db is None or not isinstance(query, str) or not query.strip():
             return ""
-        cached = self._prefetch.cached
+        cached, self._prefetch.cached = self._prefetch.cached, None
         if cached is not None and cached[0] == query:
-            return cached[1]
+            return cached[1]  # used once: the next turn's writes must not be hidden by it
         holder: list[str] = []
         with self._prefetch.lock:
             running = self._prefetch.running
