@@ -18,6 +18,7 @@ the last bits and exact ties may break differently in rare cases. Rankings are o
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -129,8 +130,10 @@ def dense_ranking(
     best = np.maximum.reduceat(scores[lane.row_of], lane.starts)
     # Targets are already in target order, so a stable sort on -score breaks ties by it.
     order = np.argsort(-best, kind="stable")
-    values = best.tolist()
-    return [(lane.targets[i], values[i]) for i in order.tolist()]
+    if len(order) == 1:
+        return [(lane.targets[int(order[0])], float(best[order[0]]))]
+    ranked = operator.itemgetter(*order.tolist())(lane.targets)
+    return list(zip(ranked, best[order].tolist(), strict=True))
 
 
 def score_lane(lane: DenseLane, vector: NDArray[np.float32]) -> NDArray[np.float32]:

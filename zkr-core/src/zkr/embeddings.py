@@ -241,21 +241,29 @@ def _qualifies(conn: sqlite3.Connection, tenant_id: str, person_id: str, row: St
 def _raw_configs(
     conn: sqlite3.Connection, tenant_id: str, person_id: str, model: str, version: str
 ) -> list[tuple[Any, Any, Any]]:
-    """Distinct stored (dimension, normalization, distance), read by skipping along an index."""
-    scope = "tenant_id = ? AND person_id = ? AND model = ? AND version = ?"
-    order = " ORDER BY dimension, normalization, distance LIMIT 1"
+    """Distinct stored (dimension, normalization, distance), read by skipping along an index.
+
+    Each step seeks the next configuration after the last one found, one column at a time (a
+    row-value range would make SQLite scan every entry of the current dimension).
+    """
+    select = "SELECT dimension, normalization, distance FROM embeddings"
+    scope = " WHERE tenant_id = ? AND person_id = ? AND model = ? AND version = ?"
     params: tuple[Any, ...] = (tenant_id, person_id, model, version)
+    order = " ORDER BY dimension, normalization, distance LIMIT 1"
     found: list[tuple[Any, Any, Any]] = []
-    row = conn.execute(
-        f"SELECT dimension, normalization, distance FROM embeddings WHERE {scope}{order}", params
-    ).fetchone()
+    row = conn.execute(select + scope + order, params).fetchone()
     while row is not None:
         found.append(row)
-        row = conn.execute(
-            f"SELECT dimension, normalization, distance FROM embeddings WHERE {scope}"
-            f" AND (dimension, normalization, distance) > (?, ?, ?){order}",
-            (*params, *row),
-        ).fetchone()
+        dimension, normalization, _distance = row
+        row = None
+        for condition, values in (
+            (" AND dimension = ? AND normalization = ? AND distance > ?", found[-1]),
+            (" AND dimension = ? AND normalization > ?", (dimension, normalization)),
+            (" AND dimension > ?", (dimension,)),
+        ):
+            row = conn.execute(select + scope + condition + order, (*params, *values)).fetchone()
+            if row is not None:
+                break
     return found
 
 
