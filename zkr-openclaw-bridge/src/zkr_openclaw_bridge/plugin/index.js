@@ -25,7 +25,6 @@ import { ZKR_COMMAND_FAILED, ZkrClient, ZkrCommandError } from "./runner.js";
  * @typedef {import("openclaw/plugin-sdk/memory-host-files").MemorySearchManager} MemorySearchManager
  * @typedef {import("openclaw/plugin-sdk/memory-host-files").MemorySearchResult} MemorySearchResult
  * @typedef {Awaited<ReturnType<MemorySearchManager["readFile"]>>} MemoryReadResult
- * @typedef {import("./runner.js").ZkrOptions} ZkrOptions
  */
 
 /**
@@ -101,13 +100,8 @@ export class ZkrBridge {
   /** @param {BridgeConfig} config @param {ZkrClient} [client] */
   constructor(config, client) {
     this.#config = config;
-    /** @type {ZkrOptions} */
-    const options = {};
-    if (config.command !== undefined) options.command = config.command;
-    if (config.database !== undefined) options.database = config.database;
-    if (config.timeoutMs !== undefined) options.timeoutMs = config.timeoutMs;
-    if (config.serve !== undefined) options.serve = config.serve;
-    this.#client = client ?? new ZkrClient(options);
+    const { command, database, timeoutMs, serve } = config;
+    this.#client = client ?? new ZkrClient({ command, database, timeoutMs, serve });
   }
 
   get database() {
