@@ -70,7 +70,14 @@ def hermes(session: nox.Session) -> None:
     """zkr-hermes against the real hermes-agent 0.19.0 (its loader, agent loop and CLI)."""
     _sync(session, "--all-packages", "--group", "test")
     session.install("hermes-agent==0.19.0")
-    session.run("pytest", "-q", "tests/integration/hermes", *session.posargs)
+    # ZKR_REQUIRE_HERMES turns "Hermes is not importable" from a skip into a failure here.
+    session.run(
+        "pytest",
+        "-q",
+        "tests/integration/hermes",
+        *session.posargs,
+        env={"ZKR_REQUIRE_HERMES": "1"},
+    )
 
 
 @nox.session

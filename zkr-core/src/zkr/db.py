@@ -1,4 +1,4 @@
-"""``MemoryDb``: one SQLite file of memory, opened, migrated, and used one transaction per operation."""
+"""``MemoryDb``: one SQLite file of memory, opened, migrated, used one transaction per operation."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ class MemoryDb:
         try:
             self.conn.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
-                # WAL lets readers (a host's recall) run while a writer (a turn being stored) commits.
+                # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
                 self.conn.execute("PRAGMA journal_mode = WAL")
             if prepare_connection is not None:
                 prepare_connection(self.conn)

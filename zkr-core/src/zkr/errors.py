@@ -1,7 +1,7 @@
 """One tree of errors for everything zkr refuses.
 
-Every class carries a stable ``code`` (for hosts and logs); the message is the contract's exact string
-(``reference-contract.md`` §2.5), which is what the CLI prints as ``{"error": message}``.
+Every class carries a stable ``code`` (for hosts and logs); the message is the contract's exact
+string (``reference-contract.md`` §2.5), which is what the CLI prints as ``{"error": message}``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Appending to the export commit feed, inside the mutation's own transaction (contract §1.12, §7)."""
+"""Appending to the export commit feed inside the mutation's transaction (contract §1.12, §7)."""
 
 from __future__ import annotations
 

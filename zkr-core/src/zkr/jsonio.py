@@ -1,8 +1,8 @@
 """Strict JSON in, canonical JSON out.
 
-The contract's parser (serde_json) is stricter than Python's ``json``: it refuses duplicate keys, the
-``NaN``/``Infinity`` literals and lone UTF-16 surrogates. Output is compact UTF-8 with keys sorted at
-every depth, so two equal answers are equal byte strings.
+The contract's parser (serde_json) is stricter than Python's ``json``: it refuses duplicate keys,
+the ``NaN``/``Infinity`` literals and lone UTF-16 surrogates. Output is compact UTF-8 with keys
+sorted at every depth, so two equal answers are equal byte strings.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def _has_lone_surrogate(value: Any) -> bool:
 def parse_request(raw: bytes | str) -> Any:
     """Parse exactly one JSON value with the contract's strictness.
 
-    :raises RequestParseError: empty input, malformed JSON, trailing data, duplicate keys, NaN/Infinity,
-        invalid UTF-8 or lone surrogate escapes.
+    :raises RequestParseError: empty input, malformed JSON, trailing data, duplicate keys,
+        NaN/Infinity, invalid UTF-8 or lone surrogate escapes.
     """
     if isinstance(raw, bytes):
         try:
@@ -54,9 +54,7 @@ def parse_request(raw: bytes | str) -> Any:
     if not text.strip():
         raise RequestParseError("EOF while parsing a value at line 1 column 0")
     try:
-        value = json.loads(
-            text, object_pairs_hook=_unique_object, parse_constant=_reject_constant
-        )
+        value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise RequestParseError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if _has_lone_surrogate(value):

@@ -1,15 +1,15 @@
 """Every request, response and export record of the contract, defined once (pydantic v2).
 
 These models check *shape* only: JSON types, integer ranges, enum spellings, unknown fields. The
-contract's semantic rules (blank text, interval order, limits) run inside the operations, in the order
-the contract gives, so that the first broken rule is the one reported.
+contract's semantic rules (blank text, interval order, limits) run inside the operations, in the
+order the contract gives, so that the first broken rule is the one reported.
 
 The CLI, ``serve``, the Hermes provider and the OpenClaw bridge all validate through these classes.
 """
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,8 +52,8 @@ __all__ = [
     "ProfileEntry",
     "ProfileRecord",
     "ProfileRequest",
-    "ProfilesRequest",
     "ProfileStability",
+    "ProfilesRequest",
     "ProjectionInput",
     "ProjectionIssue",
     "ProjectionState",
@@ -110,7 +110,7 @@ def bounded_limit(limit: int) -> int:
 # ----------------------------------------------------------------------------------------------
 
 
-class SourceKind(str, Enum):
+class SourceKind(StrEnum):
     conversation = "conversation"
     screen = "screen"
     audio = "audio"
@@ -119,7 +119,7 @@ class SourceKind(str, Enum):
     user_correction = "user_correction"
 
 
-class ClaimKind(str, Enum):
+class ClaimKind(StrEnum):
     fact = "fact"
     profile_fact = "profile_fact"
     preference = "preference"
@@ -128,34 +128,34 @@ class ClaimKind(str, Enum):
     recommendation = "recommendation"
 
 
-class ClaimStatus(str, Enum):
+class ClaimStatus(StrEnum):
     accepted = "accepted"
     superseded = "superseded"
     retracted = "retracted"
 
 
-class EvidenceRelation(str, Enum):
+class EvidenceRelation(StrEnum):
     supports = "supports"
     contradicts = "contradicts"
 
 
-class ProfileStability(str, Enum):
+class ProfileStability(StrEnum):
     stable = "stable"
     current = "current"
 
 
-class VectorNormalization(str, Enum):
+class VectorNormalization(StrEnum):
     none = "none"
     l2 = "l2"
 
 
-class VectorDistance(str, Enum):
+class VectorDistance(StrEnum):
     cosine = "cosine"
     dot = "dot"
     euclidean = "euclidean"
 
 
-class TargetKind(str, Enum):
+class TargetKind(StrEnum):
     """What can be embedded or fetched with ``get``."""
 
     source = "source"
@@ -163,7 +163,7 @@ class TargetKind(str, Enum):
     claim = "claim"
 
 
-class MemoryKind(str, Enum):
+class MemoryKind(StrEnum):
     """What a retrieval item or a deletion record can point at."""
 
     source = "source"
@@ -173,7 +173,7 @@ class MemoryKind(str, Enum):
     daily_review = "daily_review"
 
 
-class ProjectionState(str, Enum):
+class ProjectionState(StrEnum):
     missing = "missing"
     stale = "stale"
 

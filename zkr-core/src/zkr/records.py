@@ -69,7 +69,8 @@ def source_record(conn: sqlite3.Connection, source_id: str) -> ExportRecord:
 
 def evidence_record(conn: sqlite3.Connection, evidence_id: str) -> ExportRecord:
     row = conn.execute(
-        "SELECT id, tenant_id, person_id, source_id, source_revision, quote, recorded_at, deleted_at"
+        "SELECT id, tenant_id, person_id, source_id, source_revision, quote, recorded_at,"
+        " deleted_at"
         " FROM evidence WHERE id = ?",
         (evidence_id,),
     ).fetchone()
@@ -144,7 +145,11 @@ def claim_evidence_record(
 
 
 def correction_record(
-    conn: sqlite3.Connection, tenant_id: str, person_id: str, superseded_claim_id: str, claim_id: str
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    superseded_claim_id: str,
+    claim_id: str,
 ) -> ExportRecord:
     row = conn.execute(
         "SELECT source_id, evidence_id, valid_at, recorded_at FROM corrections WHERE tenant_id = ?"

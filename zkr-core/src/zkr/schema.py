@@ -1,9 +1,9 @@
 """The SQLite schema and its migrations.
 
 Schema versions 0-8 are zkr 0.2.x's (contract §3.5); version 9 is ours: embedding vectors become
-little-endian float32 BLOBs and the read paths get the indexes they need. A fresh database is created
-directly at the current version; an older one is migrated forward inside one IMMEDIATE transaction
-(all or nothing). Opening a database already at the current version writes nothing.
+little-endian float32 BLOBs and the read paths get the indexes they need. A fresh database is
+created directly at the current version; an older one is migrated forward inside one IMMEDIATE
+transaction (all or nothing). Opening a database already at the current version writes nothing.
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
 SCHEMA_VERSION = 9
 
-# Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of JSON text).
+# Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
+# JSON text).
 TABLES = """
 CREATE TABLE sources(id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
-  revision INTEGER NOT NULL, kind TEXT NOT NULL, content TEXT NOT NULL, captured_at INTEGER NOT NULL,
+  revision INTEGER NOT NULL, kind TEXT NOT NULL, content TEXT NOT NULL,
+  captured_at INTEGER NOT NULL,
   recorded_at INTEGER NOT NULL, deleted_at INTEGER, ingestion_key TEXT, origin_evidence_id TEXT,
   origin_claim_id TEXT);
 CREATE VIRTUAL TABLE source_fts USING fts5(source_id UNINDEXED, tenant_id UNINDEXED,
@@ -39,21 +41,25 @@ CREATE TABLE claim_evidence(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
   relation TEXT NOT NULL, confidence_basis_points INTEGER NOT NULL,
   PRIMARY KEY(tenant_id, person_id, claim_id, evidence_id));
 CREATE TABLE daily_reviews(id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
-  day TEXT NOT NULL, summary TEXT NOT NULL, evidence_ids TEXT NOT NULL, recorded_at INTEGER NOT NULL);
+  day TEXT NOT NULL, summary TEXT NOT NULL, evidence_ids TEXT NOT NULL,
+  recorded_at INTEGER NOT NULL);
 CREATE TABLE embeddings(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL, target_kind TEXT NOT NULL,
   target_id TEXT NOT NULL, model TEXT NOT NULL, version TEXT NOT NULL, dimension INTEGER NOT NULL,
-  input_hash TEXT NOT NULL, normalization TEXT NOT NULL, distance TEXT NOT NULL, vector BLOB NOT NULL,
+  input_hash TEXT NOT NULL, normalization TEXT NOT NULL, distance TEXT NOT NULL,
+  vector BLOB NOT NULL,
   target_revision INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(tenant_id, person_id, target_kind, target_id, model, version));
 CREATE TABLE evidence_locators(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
-  evidence_id TEXT NOT NULL REFERENCES evidence(id), device_id TEXT NOT NULL, provider TEXT NOT NULL,
+  evidence_id TEXT NOT NULL REFERENCES evidence(id), device_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
   stream_id TEXT NOT NULL, segment_id TEXT NOT NULL, start_ms INTEGER NOT NULL,
   end_ms INTEGER NOT NULL, PRIMARY KEY(tenant_id, person_id, evidence_id));
 CREATE TABLE profile_entries(id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
   key TEXT NOT NULL, value TEXT NOT NULL, stability TEXT NOT NULL,
   claim_id TEXT NOT NULL REFERENCES claims(id), recorded_at INTEGER NOT NULL);
 CREATE TABLE corrections(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
-  superseded_claim_id TEXT NOT NULL REFERENCES claims(id), claim_id TEXT NOT NULL REFERENCES claims(id),
+  superseded_claim_id TEXT NOT NULL REFERENCES claims(id),
+  claim_id TEXT NOT NULL REFERENCES claims(id),
   source_id TEXT NOT NULL REFERENCES sources(id), evidence_id TEXT NOT NULL REFERENCES evidence(id),
   valid_at INTEGER NOT NULL, recorded_at INTEGER NOT NULL,
   PRIMARY KEY(tenant_id, person_id, superseded_claim_id, claim_id));
@@ -66,18 +72,23 @@ CREATE TABLE memory_export_events(commit_sequence INTEGER NOT NULL
 
 CONTRACT_INDEXES = """
 CREATE INDEX IF NOT EXISTS sources_scope ON sources(tenant_id, person_id, id);
-CREATE UNIQUE INDEX IF NOT EXISTS sources_ingestion_key ON sources(tenant_id, person_id, ingestion_key)
+CREATE UNIQUE INDEX IF NOT EXISTS sources_ingestion_key ON sources(tenant_id, person_id,
+  ingestion_key)
   WHERE ingestion_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS evidence_scope ON evidence(tenant_id, person_id, source_id);
 CREATE INDEX IF NOT EXISTS claims_scope ON claims(tenant_id, person_id, status);
 CREATE INDEX IF NOT EXISTS reviews_scope ON daily_reviews(tenant_id, person_id, day);
-CREATE INDEX IF NOT EXISTS embeddings_scope ON embeddings(tenant_id, person_id, target_kind, target_id);
-CREATE INDEX IF NOT EXISTS profile_entries_scope ON profile_entries(tenant_id, person_id, recorded_at);
-CREATE UNIQUE INDEX IF NOT EXISTS profile_entries_current ON profile_entries(tenant_id, person_id, key);
+CREATE INDEX IF NOT EXISTS embeddings_scope ON embeddings(tenant_id, person_id, target_kind,
+  target_id);
+CREATE INDEX IF NOT EXISTS profile_entries_scope ON profile_entries(tenant_id, person_id,
+  recorded_at);
+CREATE UNIQUE INDEX IF NOT EXISTS profile_entries_current ON profile_entries(tenant_id,
+  person_id, key);
 CREATE INDEX IF NOT EXISTS memory_commits_scope ON memory_commits(tenant_id, person_id, sequence);
 """
 
-# v9: the joins of retrieval and deletion go from evidence to its links and from a claim to its links.
+# v9: the joins of retrieval and deletion go from evidence to its links and from a claim to its
+# links.
 V9_INDEXES = """
 CREATE INDEX IF NOT EXISTS claim_evidence_by_evidence ON claim_evidence(evidence_id, relation);
 CREATE INDEX IF NOT EXISTS claim_evidence_by_claim ON claim_evidence(claim_id, relation);
@@ -178,11 +189,14 @@ CORE_SCOPE_TRIGGERS = (
         "target_kind, target_id, tenant_id, person_id",
         "NEW.target_kind NOT IN ('source', 'evidence', 'claim')"
         " OR (NEW.target_kind = 'source' AND NOT EXISTS (SELECT 1 FROM sources s"
-        " WHERE s.id = NEW.target_id AND s.tenant_id = NEW.tenant_id AND s.person_id = NEW.person_id))"
+        " WHERE s.id = NEW.target_id AND s.tenant_id = NEW.tenant_id"
+        " AND s.person_id = NEW.person_id))"
         " OR (NEW.target_kind = 'evidence' AND NOT EXISTS (SELECT 1 FROM evidence e"
-        " WHERE e.id = NEW.target_id AND e.tenant_id = NEW.tenant_id AND e.person_id = NEW.person_id))"
+        " WHERE e.id = NEW.target_id AND e.tenant_id = NEW.tenant_id"
+        " AND e.person_id = NEW.person_id))"
         " OR (NEW.target_kind = 'claim' AND NOT EXISTS (SELECT 1 FROM claims c"
-        " WHERE c.id = NEW.target_id AND c.tenant_id = NEW.tenant_id AND c.person_id = NEW.person_id))",
+        " WHERE c.id = NEW.target_id AND c.tenant_id = NEW.tenant_id"
+        " AND c.person_id = NEW.person_id))",
         "embedding target scope mismatch",
     )
     + _pair(
@@ -306,6 +320,11 @@ def migrate(conn: sqlite3.Connection) -> None:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # Another connection may have migrated the file while we waited for the write lock.
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            conn.execute("COMMIT")
+            return
         if version == 0 and not _has_table(conn, "sources"):
             create_current_schema(conn)
         else:
