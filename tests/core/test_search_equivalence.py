@@ -541,6 +541,7 @@ def test_tiny_pages_cross_every_boundary_and_give_the_same_packs(
     monkeypatch.setattr(zkr.lexical, "_MIN_PAGE", 1)
     monkeypatch.setattr(zkr.lexical, "_ROWS_PER_WANTED", 0)
     monkeypatch.setattr(zkr.lexical, "_PAGE_GROWTH", 2)
+    monkeypatch.setattr(zkr.lexical, "_ID_CHUNK", 3)
     rng = random.Random(11)
     for request in random_queries(rng, snap, 120):
         with db.atomic(write=False) as conn:
@@ -606,7 +607,8 @@ def test_duplicate_fts_rows_sort_as_one_group_across_pages(
             (stored[0].source_id,),
         )
     snap = read_snapshot(db)
-    for page, growth in ((1, 2), (2, 2), (3, 1), (64, 4)):
+    for page, growth, chunk in ((1, 2, 1), (2, 2, 500), (3, 1, 2), (64, 4, 1), (64, 4, 500)):
+        monkeypatch.setattr(zkr.lexical, "_ID_CHUNK", chunk)
         monkeypatch.setattr(zkr.lexical, "_MIN_PAGE", page)
         monkeypatch.setattr(zkr.lexical, "_ROWS_PER_WANTED", 0)
         monkeypatch.setattr(zkr.lexical, "_PAGE_GROWTH", growth)

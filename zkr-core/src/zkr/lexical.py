@@ -17,7 +17,7 @@ against the literal query).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from zkr import models as m
 from zkr.fts_query import build_queries
@@ -26,13 +26,14 @@ from zkr.fusion import Target
 __all__ = ["lexical_ranking", "matching_targets"]
 
 #: The first FTS page holds at least this many rows, and :data:`_ROWS_PER_WANTED` per wanted row
-#: (most matches usually qualify, so one page is typically enough). Later pages grow by
-#: :data:`_PAGE_GROWTH`: each page re-reads the index, so geometric growth keeps the total cost
-#: within a small factor of one read.
+#: (most matches usually qualify, so one page is typically enough). Later pages grow at least by
+#: :data:`_PAGE_GROWTH`, or to what the qualifying rate seen so far needs: each page re-reads the
+#: index, so the total cost stays within a small factor of one read.
 _MIN_PAGE = 64
 _ROWS_PER_WANTED = 2
-_PAGE_GROWTH = 4
-#: Source ids per resolution query (well under SQLite's host-parameter limit).
+_PAGE_GROWTH = 8
+#: Source ids per resolution query (well under SQLite's host-parameter limit); a page is resolved
+#: chunk by chunk, so a large page costs no resolution beyond the last row needed.
 _ID_CHUNK = 500
 
 _FTS_PAGE = """
@@ -130,19 +131,22 @@ WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
 """
 
 
-def _fts_pages(
-    conn: sqlite3.Connection, params: dict[str, object], first_page: int
-) -> Iterator[list[tuple[str, float]]]:
-    """Successive pages of ``(source_id, bm25)`` in the contract's order, until exhausted."""
-    offset = 0
-    page = first_page
-    while True:
-        rows = conn.execute(_FTS_PAGE, {**params, "page": page, "offset": offset}).fetchall()
-        yield rows
-        if len(rows) < page:
-            return
-        offset += len(rows)
-        page *= _PAGE_GROWTH
+def _fts_page(
+    conn: sqlite3.Connection, params: dict[str, object], offset: int, size: int
+) -> list[tuple[str, float]]:
+    """``size`` rows of ``(source_id, bm25)`` in the contract's order, from ``offset``."""
+    return conn.execute(_FTS_PAGE, {**params, "page": size, "offset": offset}).fetchall()
+
+
+def _next_page_size(size: int, rows_read: int, rows_found: int, row_limit: int) -> int:
+    """Grow geometrically, or straight to what the qualifying rate seen so far needs.
+
+    Each page re-runs the FTS query (bm25 over every match), so few large pages are cheaper than
+    many small ones; resolution is chunked, so a large page costs nothing extra to resolve.
+    """
+    wanted = row_limit - rows_found
+    estimate = 2 * wanted * rows_read // max(rows_found, 1)
+    return max(size * _PAGE_GROWTH, estimate)
 
 
 def _resolve(
@@ -190,22 +194,31 @@ def matching_targets(
         for claim_id in claims:
             targets.append(("source", source_id) if claim_id is None else ("claim", claim_id))
 
-    first_page = max(_MIN_PAGE, _ROWS_PER_WANTED * row_limit, 1)
-    for page in _fts_pages(conn, params, first_page):
-        fresh = sorted({source_id for source_id, _ in page} - resolved.keys())
-        found = _resolve(conn, fresh, params, as_of is not None)
-        for source_id in fresh:
-            resolved[source_id] = found.get(source_id, [])
-        for row in page:
-            if group and (row[1], row[0]) != (group[0][1], group[0][0]):
-                emit_group()
-                group = []
-                if len(targets) >= row_limit:
-                    return targets[:row_limit]
-            group.append(row)
-        if len(targets) >= row_limit:
-            # The rows still pending sort after the ones already emitted.
-            return targets[:row_limit]
+    size = max(_MIN_PAGE, _ROWS_PER_WANTED * row_limit, 1)
+    offset = 0
+    while True:
+        page = _fts_page(conn, params, offset, size)
+        # Resolve the page chunk by chunk, so that work stops with the last row needed.
+        for start in range(0, len(page), _ID_CHUNK):
+            rows = page[start : start + _ID_CHUNK]
+            fresh = sorted({source_id for source_id, _ in rows} - resolved.keys())
+            found = _resolve(conn, fresh, params, as_of is not None)
+            for source_id in fresh:
+                resolved[source_id] = found.get(source_id, [])
+            for row in rows:
+                if group and (row[1], row[0]) != (group[0][1], group[0][0]):
+                    emit_group()
+                    group = []
+                    if len(targets) >= row_limit:
+                        return targets[:row_limit]
+                group.append(row)
+            if len(targets) >= row_limit:
+                # The rows still pending sort after the ones already emitted.
+                return targets[:row_limit]
+        if len(page) < size:
+            break
+        offset += len(page)
+        size = _next_page_size(size, offset, len(targets), row_limit)
     if group:
         emit_group()
     return targets[:row_limit]
