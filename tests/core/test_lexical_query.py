@@ -131,6 +131,7 @@ def test_quote_escapes_double_quotes() -> None:
         "\u0345",
         "\u0345 \u0363",
         "x" * 5000,
+        "a\x00b",
     ],
 )
 def test_every_expression_is_valid_fts5(query: str) -> None:
@@ -154,3 +155,14 @@ def test_phrase_matches_the_token_sequence_ignoring_punctuation() -> None:
     assert rows == [("what s alice s project",)]
     # A query without word characters is an empty phrase: no rows, no error.
     assert conn.execute("SELECT * FROM t WHERE t MATCH ?", (phrase_query("?!"),)).fetchall() == []
+
+
+def test_nul_characters_do_not_break_the_phrase() -> None:
+    assert phrase_query("a\x00b") == '"a b"'
+    assert token_terms("hello\x00world") == ["hello", "world"]
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='unicode61')")
+    conn.execute("INSERT INTO t VALUES ('hello world')")
+    for query in ("hello\x00world", "\x00", "hello\x00"):
+        rows = conn.execute("SELECT * FROM t WHERE t MATCH ?", (phrase_query(query),)).fetchall()
+        assert rows == ([] if query == "\x00" else [("hello world",)])

@@ -55,8 +55,13 @@ def quote(text: str) -> str:
 
 
 def phrase_query(query: str) -> str:
-    """The whole query as one FTS5 phrase."""
-    return quote(query)
+    """The whole query as one FTS5 phrase.
+
+    A NUL character would end the FTS5 expression early (``unterminated string``); it is a
+    separator for unicode61 anyway, so it becomes a space. (The contract does not cover NUL in
+    queries; zkr answers instead of failing.)
+    """
+    return quote(query.replace("\x00", " "))
 
 
 def token_terms(query: str) -> list[str]:
