@@ -32,10 +32,16 @@ class ZkrContext:
     db_path: str
 
     def open_db(self) -> MemoryDb:
-        """Open (creating and migrating) the database; the caller closes it."""
-        from zkr.db import MemoryDb
+        """Open (creating and migrating) the database; the caller closes it.
 
-        return MemoryDb(self.db_path)
+        Long-lived and plugin commands open it through the plugins, so every
+        ``zkr_prepare_connection`` hook runs on the connection (the one-shot contract commands
+        skip plugins to start fast).
+        """
+        from zkr.db import MemoryDb
+        from zkr.plugins import prepare_connection
+
+        return MemoryDb(self.db_path, prepare_connection=prepare_connection)
 
     def emit(self, value: Any) -> None:
         """Print *value* as the command's one JSON line (compact, keys sorted, UTF-8)."""

@@ -22,12 +22,15 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from zkr import hookspecs
 from zkr.errors import DuplicatePluginIdError, UnknownPluginError
+
+if TYPE_CHECKING:
+    from zkr.db import MemoryDb
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -224,7 +227,7 @@ def prepare_connection(conn: sqlite3.Connection) -> None:
     pm.hook.zkr_prepare_connection(conn=conn)
 
 
-def open_db(path: str | os.PathLike[str]) -> Any:
+def open_db(path: str | os.PathLike[str]) -> MemoryDb:
     """A :class:`~zkr.db.MemoryDb` whose connection went through the plugins' preparation."""
     from zkr.db import MemoryDb
 

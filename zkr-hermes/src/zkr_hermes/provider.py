@@ -24,6 +24,7 @@ from zkr import operations
 from zkr.db import MemoryDb
 from zkr.errors import ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
+from zkr.plugins import open_db
 from zkr_hermes import lookups, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
@@ -162,8 +163,8 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             self._writes_enabled = (kwargs.get("agent_context") or "primary") == "primary"
             db = read_db = None
             try:
-                db = MemoryDb(config.db_path)
-                read_db = MemoryDb(config.db_path)
+                db = open_db(config.db_path)
+                read_db = open_db(config.db_path)
                 self._queue = TurnQueue(config.queue_path)
                 # Starting the worker recovers turns an earlier process left pending.
                 self._worker = acquire_worker(config.db_path, config.queue_path, policy)

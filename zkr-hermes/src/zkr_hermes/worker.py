@@ -36,6 +36,7 @@ from zkr.errors import (
     SchemaVersionError,
     ZkrError,
 )
+from zkr.plugins import open_db
 from zkr_hermes.config import ScopePolicy
 from zkr_hermes.queue import PendingTurn, TurnQueue
 
@@ -252,7 +253,7 @@ class QueueWorker:
     def _open_db(self) -> MemoryDb:
         db: MemoryDb | None = getattr(self._local, "db", None)
         if db is None:
-            db = MemoryDb(self.db_path)
+            db = open_db(self.db_path)
             self._local.db = db
         return db
 
