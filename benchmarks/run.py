@@ -75,6 +75,7 @@ class Settings:
     projections_samples: int
     embed_samples: int
     remember_count: int
+    lifecycle_samples: int
     cold_hybrid_runs: int
     section_budget_s: float
 
@@ -89,6 +90,7 @@ FULL = dict(
     projections_samples=30,
     embed_samples=200,
     remember_count=1000,
+    lifecycle_samples=30,
     cold_hybrid_runs=3,
     section_budget_s=240.0,
 )
@@ -102,6 +104,7 @@ QUICK = dict(
     projections_samples=3,
     embed_samples=5,
     remember_count=20,
+    lifecycle_samples=3,
     cold_hybrid_runs=1,
     section_budget_s=30.0,
 )
@@ -220,6 +223,7 @@ class Corpus:
     size: int
     path: Path  # the pristine cached database (never written by a section)
     meta: dict[str, Any]
+    key: str
 
     def work_copy(self, work_dir: Path) -> Path:
         """A fresh copy for sections that write (embed, remember) or keep a process open on it."""
@@ -233,10 +237,15 @@ class Corpus:
 
 def corpus_key(size: int, seed: int) -> str:
     """Cache key: size, seed, generator code and the store's DDL (a schema change rebuilds)."""
-    import zkr.schema
+    import zkr
 
-    ddl = Path(zkr.schema.__file__).read_bytes()
-    schema = f"v{zkr.SCHEMA_VERSION}{hashlib.sha256(ddl).hexdigest()[:6]}"
+    with zkr.MemoryDb(":memory:") as fresh:  # the DDL a new database gets, not the file's text
+        ddl = "\n".join(
+            sql
+            for (sql,) in fresh.conn.execute("SELECT sql FROM sqlite_master ORDER BY name")
+            if sql
+        )
+    schema = f"v{zkr.SCHEMA_VERSION}{hashlib.sha256(ddl.encode()).hexdigest()[:6]}"
     return f"corpus-{size}-s{seed}-{corpus.code_version()}-{schema}"
 
 
@@ -255,6 +264,8 @@ def ensure_corpus(cache_dir: Path, size: int, seed: int) -> Corpus:
         meta = json.loads(meta_path.read_text())
     else:
         log(f"corpus {size}: building ({path.name})")
+        for stale in cache_dir.glob(f"corpus-{size}-s{seed}-*"):  # older code or schema
+            stale.unlink()
         building = cache_dir / f"{key}.building.db"
         _remove_db(building)
         meta = corpus.build_corpus(building, size, seed, progress=log)
@@ -270,7 +281,7 @@ def ensure_corpus(cache_dir: Path, size: int, seed: int) -> Corpus:
             meta["vectors"] = {"count": 0, "error": f"{type(exc).__name__}: {exc}"}
             _clear_bench_lane(path)
         meta_path.write_text(json.dumps(meta))
-    return Corpus(size, path, meta)
+    return Corpus(size, path, meta, key)
 
 
 def _remove_db(path: Path, *, keep_main: bool = False) -> None:
@@ -631,6 +642,10 @@ def section_lexical(
             "zkr": zkr_summary,
             "raw_fts": raw_summary,
             "ratio_of_medians": ratio(zkr_summary["median_ms"], raw_summary["median_ms"]),
+            # What zkr adds on top of the FTS5 floor (serve round trip, JSON, resolution, items).
+            "excess_ms": None
+            if zkr_summary["median_ms"] is None or raw_summary["median_ms"] is None
+            else round(zkr_summary["median_ms"] - raw_summary["median_ms"], 3),
             "median_of_ratios": round(statistics.median(ratios), 3) if ratios else None,
             "queries": queries[name],
         }
@@ -881,6 +896,7 @@ def _embed_targets(db: Path, count: int, seed: int) -> list[tuple[str, str, str]
             "SELECT e.target_kind, e.target_id, CASE e.target_kind"
             " WHEN 'claim' THEN (SELECT subject || ' ' || predicate || ' ' || value FROM claims"
             "   WHERE id = e.target_id)"
+            " WHEN 'evidence' THEN (SELECT quote FROM evidence WHERE id = e.target_id)"
             " ELSE (SELECT content FROM sources WHERE id = e.target_id) END"
             " FROM embeddings e WHERE e.model = ? AND e.version = ?"
             " ORDER BY e.target_kind, e.target_id",
@@ -926,6 +942,67 @@ def section_embed(db: Path, meta: dict[str, Any], settings: Settings, work: Path
     return {
         "vectors": vectors["count"],
         "timing": summary(times),
+        "serve_health": health,
+        "budget_exhausted": deadline.hit,
+    }
+
+
+def section_lifecycle(
+    db: Path, meta: dict[str, Any], settings: Settings, work: Path
+) -> dict[str, Any]:
+    """``correct`` and ``delete`` through serve (no target; shows whether they stay flat in N)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        claims = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM claims WHERE tenant_id = ? AND person_id = ?"
+                " AND status = 'accepted' AND valid_until IS NULL AND recorded_until IS NULL"
+                " ORDER BY id",
+                (meta["tenant_id"], meta["person_id"]),
+            )
+        ]
+        sources = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM sources WHERE tenant_id = ? AND person_id = ?"
+                " AND deleted_at IS NULL ORDER BY id",
+                (meta["tenant_id"], meta["person_id"]),
+            )
+        ]
+    finally:
+        conn.close()
+    rng = random.Random(settings.seed + 13)
+    count = settings.lifecycle_samples
+    to_correct = rng.sample(claims, min(count, len(claims)))
+    to_delete = rng.sample(sources, min(count, len(sources)))
+    when = meta["clock"] + 100_000
+    correct_times: list[float] = []
+    delete_times: list[float] = []
+    deadline = Deadline(settings.section_budget_s)
+    with serving(db, work) as server:
+        server.call("locator", {**scope(meta), "evidence_id": "warm-up"})
+        for index, claim_id in enumerate(to_correct):
+            if deadline.expired():
+                break
+            request = {
+                **scope(meta),
+                "claim_id": claim_id,
+                "text": f"Correction number {index}: that changed.",
+                "value": f"corrected value {index}",
+                "valid_at": when + index,
+                "recorded_at": when + index,
+            }
+            correct_times.append(server.call("correct", request)[0])
+        for index, source_id in enumerate(to_delete):
+            if deadline.expired():
+                break
+            request = {**scope(meta), "source_id": source_id, "deleted_at": when + count + index}
+            delete_times.append(server.call("delete", request)[0])
+        health = server.health()
+    return {
+        "correct": summary(correct_times),
+        "delete": summary(delete_times),
         "serve_health": health,
         "budget_exhausted": deadline.hit,
     }
@@ -1123,7 +1200,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cache-dir", default=str(ROOT / ".bench"), help="corpus cache")
     parser.add_argument(
         "--sections",
-        default="cold_cli,lexical,hybrid,dense,cold_hybrid,projections,embed,remember",
+        default="cold_cli,lexical,hybrid,dense,cold_hybrid,projections,embed,lifecycle,remember",
         help="comma-separated subset of sections to run",
     )
     return parser.parse_args(argv)
@@ -1190,8 +1267,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if (meta.get("vectors") or {}).get("count"):
             hybrid = attempt("hybrid", size, section_hybrid, db, meta, queries, settings, work)
             if hybrid and "error" not in hybrid and (size >= 10_000 or args.quick):
-                key = corpus_key(size, args.seed)
-                dense_args = (db, meta, hybrid, cache_dir, key, settings, work)
+                dense_args = (db, meta, hybrid, cache_dir, built.key, settings, work)
                 attempt("dense", size, section_dense, *dense_args)
             if size == max(sizes):
                 attempt("cold_hybrid", size, section_cold_hybrid, db, meta, settings)
@@ -1199,6 +1275,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             attempt("embed", size, section_embed, db, meta, settings, work)
         else:
             log(f"size {size}: no vectors, skipping hybrid/dense/projections/embed")
+        attempt("lifecycle", size, section_lifecycle, db, meta, settings, work)
         attempt("remember", size, section_remember, db, meta, settings, work)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)

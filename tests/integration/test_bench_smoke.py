@@ -18,6 +18,7 @@ SECTIONS = {
     "cold_hybrid",
     "projections",
     "embed",
+    "lifecycle",
     "remember",
 }
 TIMING_KEYS = {"n", "median_ms", "p90_ms", "min_ms", "max_ms"}
