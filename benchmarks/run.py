@@ -213,6 +213,29 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def commit_floor(work_dir: Path, count: int = 50) -> dict[str, Any]:
+    """What one tiny write transaction costs on this disk, as zkr opens files (WAL, default
+    synchronous=FULL: an fsync per commit). Every write operation pays at least this."""
+    path = work_dir / "commit-floor.db"
+    _remove_db(path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode = WAL")
+        synchronous = conn.execute("PRAGMA synchronous").fetchone()[0]
+        conn.execute("CREATE TABLE t(x INTEGER)")
+        times = []
+        for index in range(count):
+            started = time.perf_counter()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT INTO t VALUES (?)", (index,))
+            conn.execute("COMMIT")
+            times.append(time.perf_counter() - started)
+    finally:
+        conn.close()
+        _remove_db(path)
+    return {"journal_mode": "wal", "synchronous": synchronous, **summary(times)}
+
+
 # ----------------------------------------------------------------------------------------------
 # Corpora (cached)
 # ----------------------------------------------------------------------------------------------
@@ -1221,7 +1244,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {
         "report_format": REPORT_FORMAT,
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": machine_info(),
+        "machine": {**machine_info(), "sqlite_commit_at_start": commit_floor(work)},
         "settings": {**samples, "sizes": list(sizes), "seed": args.seed, "quick": args.quick},
         "corpora": {},
         "sections": {name: {} for name in sorted(wanted)},
@@ -1280,6 +1303,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
 
+    report["machine"]["sqlite_commit_at_end"] = commit_floor(work)
+    report["machine"]["load_average_at_end"] = load_average()
     report["checks"] = checks(sections, max(sizes), min(sizes))
     report["total_seconds"] = round(time.perf_counter() - _STARTED, 1)
     return report
