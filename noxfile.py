@@ -96,3 +96,15 @@ def bench(session: nox.Session) -> None:
     _sync(session, "--all-packages")
     out = os.environ.get("ZKR_BENCH_OUT", "bench-report.json")
     session.run("python", "benchmarks/run.py", "--out", out, *session.posargs)
+
+
+@nox.session
+def locomo(session: nox.Session) -> None:
+    """LoCoMo evidence retrieval (lexical vs hybrid MiniLM); writes locomo-report.json. Not in CI.
+
+    The data is read from ../shared/data/locomo at run time and never copied (CC BY-NC 4.0).
+    """
+    _sync(session, "--all-packages")
+    session.install("./zkr-embed-minilm")  # a repo-root distribution, not a workspace member
+    out = os.environ.get("ZKR_LOCOMO_OUT", "locomo-report.json")
+    session.run("python", "benchmarks/locomo.py", "--out", out, *session.posargs)
