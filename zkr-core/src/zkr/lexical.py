@@ -6,12 +6,14 @@ current; ordered by ``bm25`` ascending, source id, claim id (NULL first); ``LIMI
 *before* de-duplication. Run literally, that query evaluates the joins for every matching row, which
 for a common word over a large store is most of the database.
 
-Here the same rows are produced with work proportional to what is returned: the FTS index is read in
-growing pages (``ORDER BY bm25, source_id LIMIT/OFFSET``) and each page's sources are resolved with
-one set-based query per chunk of ids. Joined rows are emitted in the contract's order, duplicates
-included, and reading stops as soon as ``row_limit`` qualifying rows exist, so the result equals the
-contract's ``LIMIT``-ed row list exactly (``tests/core/test_search_equivalence.py`` checks this
-against the literal query).
+Here the same rows are produced with work proportional to what is returned: the FTS index is read
+in growing pages ordered by ``bm25`` alone (the shape of FTS5's own top-N query, whose other
+columns are read only for the rows that make the page), the scope filter and the exact contract
+order (source id inside one score) are applied to each page in Python, and the page's sources are
+resolved with one set-based query per chunk of ids. Joined rows are emitted in the contract's
+order, duplicates included, and reading stops as soon as ``row_limit`` qualifying rows exist, so
+the result equals the contract's ``LIMIT``-ed row list exactly
+(``tests/core/test_search_equivalence.py`` checks this against the literal query).
 """
 
 from __future__ import annotations
@@ -35,12 +37,30 @@ _PAGE_GROWTH = 8
 #: Source ids per resolution query (well under SQLite's host-parameter limit); a page is resolved
 #: chunk by chunk, so a large page costs no resolution beyond the last row needed.
 _ID_CHUNK = 500
+#: Pages are read without a scope filter (FTS5 then reads the UNINDEXED columns only for the rows
+#: of the page, not for every match). When the scope holds less than :data:`_SCOPED_BELOW` of the
+#: rows read and the next page would reach past :data:`_SCOPED_AFTER` rows, the remaining pages
+#: filter the scope in SQL instead: that reads the scope columns of every match once, which is
+#: cheaper than wading through many other people's rows.
+_SCOPED_AFTER = 4096
+_SCOPED_BELOW = 0.5
 
+# bm25 alone in ORDER BY: FTS5 computes it for every match anyway, SQLite keeps the best
+# OFFSET + LIMIT rows, and the other columns are read only for the rows it keeps. Ties in bm25
+# come back in no defined order; ``matching_targets`` orders them itself.
 _FTS_PAGE = """
-SELECT source_id, bm25(source_fts) AS score
+SELECT bm25(source_fts) AS score, source_id, tenant_id, person_id
+FROM source_fts
+WHERE source_fts MATCH :match
+ORDER BY score
+LIMIT :page OFFSET :offset
+"""
+
+_FTS_SCOPED_PAGE = """
+SELECT bm25(source_fts) AS score, source_id, tenant_id, person_id
 FROM source_fts
 WHERE source_fts MATCH :match AND tenant_id = :tenant AND person_id = :person
-ORDER BY score, source_id
+ORDER BY score
 LIMIT :page OFFSET :offset
 """
 
@@ -131,13 +151,6 @@ WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
 """
 
 
-def _fts_page(
-    conn: sqlite3.Connection, params: dict[str, object], offset: int, size: int
-) -> list[tuple[str, float]]:
-    """``size`` rows of ``(source_id, bm25)`` in the contract's order, from ``offset``."""
-    return conn.execute(_FTS_PAGE, {**params, "page": size, "offset": offset}).fetchall()
-
-
 def _next_page_size(size: int, rows_read: int, rows_found: int, row_limit: int) -> int:
     """Grow geometrically, or straight to what the qualifying rate seen so far needs.
 
@@ -147,6 +160,21 @@ def _next_page_size(size: int, rows_read: int, rows_found: int, row_limit: int) 
     wanted = row_limit - rows_found
     estimate = 2 * wanted * rows_read // max(rows_found, 1)
     return max(size * _PAGE_GROWTH, estimate)
+
+
+def _settled(page: list[tuple[float, str, str, str]], size: int) -> int:
+    """How many leading rows of *page* are final: all of them when the page is the last one.
+
+    Otherwise the rows of the page's worst score may continue on the next page (equal scores come
+    in no defined order), so only the rows with a better score are final.
+    """
+    if len(page) < size:
+        return len(page)
+    boundary = page[-1][0]
+    settled = len(page)
+    while settled and page[settled - 1][0] == boundary:
+        settled -= 1
+    return settled
 
 
 def _resolve(
@@ -176,8 +204,8 @@ def matching_targets(
     """The first *row_limit* qualifying rows of one FTS query, as targets, duplicates included.
 
     FTS rows with the same ``(bm25, source_id)`` are one sort group: the contract orders their
-    joined rows by claim id across the whole group, so a group is emitted only once it is complete
-    (it may straddle two pages).
+    joined rows by claim id across the whole group. A page is used only up to its last complete
+    score, so a group never straddles two pages; the next page starts at that score again.
     """
     params: dict[str, object] = {"match": match, "tenant": tenant_id, "person": person_id}
     if as_of is not None:
@@ -185,43 +213,62 @@ def matching_targets(
         params["recorded_at"] = as_of.recorded_at
     targets: list[Target] = []
     resolved: dict[str, list[str | None]] = {}
-    group: list[tuple[str, float]] = []
 
-    def emit_group() -> None:
-        claims = [claim for source_id, _ in group for claim in resolved.get(source_id, [])]
+    def emit_group(source_id: str, copies: int) -> None:
+        claims = resolved[source_id] * copies
         claims.sort(key=lambda claim_id: (claim_id is not None, claim_id or ""))
-        source_id = group[0][0]
         for claim_id in claims:
             targets.append(("source", source_id) if claim_id is None else ("claim", claim_id))
 
     size = max(_MIN_PAGE, _ROWS_PER_WANTED * row_limit, 1)
-    offset = 0
+    # Final rows consumed so far: all of them, and those in the scope (the offsets of the two
+    # page queries: every row with a better score than the next page's first is among them).
+    read_all = read_scoped = 0
+    scoped = False
     while True:
-        page = _fts_page(conn, params, offset, size)
-        # Resolve the page chunk by chunk, so that work stops with the last row needed.
-        for start in range(0, len(page), _ID_CHUNK):
-            rows = page[start : start + _ID_CHUNK]
-            fresh = sorted({source_id for source_id, _ in rows} - resolved.keys())
-            found = _resolve(conn, fresh, params, as_of is not None)
-            for source_id in fresh:
-                resolved[source_id] = found.get(source_id, [])
-            for row in rows:
-                if group and (row[1], row[0]) != (group[0][1], group[0][0]):
-                    emit_group()
-                    group = []
-                    if len(targets) >= row_limit:
-                        return targets[:row_limit]
-                group.append(row)
+        sql = _FTS_SCOPED_PAGE if scoped else _FTS_PAGE
+        offset = read_scoped if scoped else read_all
+        page = conn.execute(sql, {**params, "page": size, "offset": offset}).fetchall()
+        settled = _settled(page, size)
+        in_scope = [
+            (score, source_id)
+            for score, source_id, tenant, person in page[:settled]
+            if tenant == tenant_id and person == person_id
+        ]
+        read_all += settled
+        read_scoped += len(in_scope)
+        # The contract's order inside one score: source id; a NULL id never joins a source.
+        rows = sorted(row for row in in_scope if row[1] is not None)
+        index = resolved_to = 0
+        while index < len(rows):
+            if index >= resolved_to:
+                # Resolve chunk by chunk, so that work stops with the last row needed.
+                chunk = rows[index : index + _ID_CHUNK]
+                fresh = sorted({source_id for _, source_id in chunk} - resolved.keys())
+                found = _resolve(conn, fresh, params, as_of is not None)
+                for source_id in fresh:
+                    resolved[source_id] = found.get(source_id, [])
+                resolved_to = index + len(chunk)
+            end = index + 1
+            while end < len(rows) and rows[end] == rows[index]:
+                end += 1
+            emit_group(rows[index][1], end - index)
+            index = end
             if len(targets) >= row_limit:
-                # The rows still pending sort after the ones already emitted.
                 return targets[:row_limit]
         if len(page) < size:
-            break
-        offset += len(page)
-        size = _next_page_size(size, offset, len(targets), row_limit)
-    if group:
-        emit_group()
-    return targets[:row_limit]
+            return targets
+        found_rows = len(targets)
+        if (
+            not scoped
+            and read_all
+            and read_scoped < _SCOPED_BELOW * read_all
+            and read_all + _next_page_size(size, read_all, found_rows, row_limit) > _SCOPED_AFTER
+        ):
+            scoped = True
+        grown = _next_page_size(size, read_scoped if scoped else read_all, found_rows, row_limit)
+        # A page of one tied score made no progress: it must grow to see past that score.
+        size = grown if settled else max(grown, 2 * size)
 
 
 def lexical_ranking(
