@@ -33,6 +33,7 @@ __all__ = [
     "InputChangedError",
     "ProjectionText",
     "Target",
+    "backlog_covers",
     "check_embedding_request",
     "checked_vector",
     "config_key",
@@ -42,6 +43,7 @@ __all__ = [
     "iter_issues",
     "projection_input",
     "projections",
+    "register_lane",
     "require_lane_names",
     "store_embedding",
 ]
@@ -422,6 +424,7 @@ def store_embedding(
         ),
     ).fetchone()[0]
     if _checks(conn) == "embedding_checks":
+        register_lane(conn, tenant_id, person_id, embedding.model, embedding.version)
         conn.execute(
             "INSERT OR REPLACE INTO embedding_checks(tenant_id, person_id, target_kind, target_id,"
             " model, version, target_revision, dimension, normalization, distance)"
@@ -470,37 +473,145 @@ def embed(db: MemoryDb, request: m.EmbedRequest) -> m.EmbedResult:
 _KIND_ORDER = ("claim", "evidence", "source")
 
 
-def _candidate_sql(kind: str, checks: str, lane: Config | None) -> str:
+def _candidate_sql(kind: str, checks: str, lane: Config | None, backlog: bool) -> str:
+    """Stale-or-missing candidates of *kind* after ``:after``, in id order, healthy ones skipped.
+
+    Named parameters: model, version, tenant, person, after and (with a lane) dimension,
+    normalization, distance. With *backlog* the walk is driven by the lane's backlog (see
+    :mod:`zkr.embedding_tracking`) instead of every target of the scope; the conditions are the
+    same, so the answer is too whenever the backlog holds every target that may be listed.
+    """
     lane_sql = ""
     if lane is not None:
-        lane_sql = " AND k.dimension = ? AND k.normalization = ? AND k.distance = ?"
+        lane_sql = (
+            " AND k.dimension = :dimension AND k.normalization = :normalization"
+            " AND k.distance = :distance"
+        )
     join = (
         f" LEFT JOIN {checks} k ON k.tenant_id = t.tenant_id AND k.person_id = t.person_id"
-        f" AND k.target_kind = '{kind}' AND k.target_id = t.id AND k.model = ? AND k.version = ?"
+        f" AND k.target_kind = '{kind}' AND k.target_id = t.id AND k.model = :model"
+        " AND k.version = :version"
     )
-    if kind == "claim":
-        revision = "t.recorded_from"
-        select = "t.id, t.subject, t.predicate, t.value, t.recorded_from"
-        where = f"t.{_CURRENT_CLAIM.replace(' AND ', ' AND t.')}"
-        table = "claims t"
-    elif kind == "evidence":
-        revision = "t.source_revision"
-        select = "t.id, t.quote, NULL, NULL, t.source_revision"
-        where = (
-            "t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM sources s WHERE s.id = t.source_id"
-            " AND s.tenant_id = t.tenant_id AND s.person_id = t.person_id AND s.deleted_at IS NULL)"
+    table, revision, select, where = _KIND_SQL[kind]
+    healthy = f"(k.target_id IS NOT NULL AND k.target_revision = t.{revision}{lane_sql})"
+    if backlog:
+        # CROSS JOIN keeps the backlog as the outer loop: its primary key gives the id order.
+        return (
+            f"SELECT {select} FROM projection_backlog b CROSS JOIN {table} t"
+            " ON t.id = b.target_id AND t.tenant_id = b.tenant_id AND t.person_id = b.person_id"
+            f"{join} WHERE b.tenant_id = :tenant AND b.person_id = :person AND b.model = :model"
+            f" AND b.version = :version AND b.target_kind = '{kind}' AND b.target_id > :after"
+            f" AND {where} AND NOT {healthy} ORDER BY b.target_id"
         )
-        table = "evidence t"
-    else:
-        revision = "t.revision"
-        select = "t.id, t.content, NULL, NULL, t.revision"
-        where = "t.deleted_at IS NULL"
-        table = "sources t"
-    healthy = f"(k.target_id IS NOT NULL AND k.target_revision = {revision}{lane_sql})"
     return (
-        f"SELECT {select} FROM {table}{join} WHERE t.tenant_id = ? AND t.person_id = ?"
-        f" AND {where} AND t.id > ? AND NOT {healthy} ORDER BY t.id"
+        f"SELECT {select} FROM {table} t{join} WHERE t.tenant_id = :tenant"
+        f" AND t.person_id = :person AND {where} AND t.id > :after AND NOT {healthy}"
+        " ORDER BY t.id"
     )
+
+
+# kind -> (table, revision column, selected columns, "is a candidate" test of alias t) (§6.5).
+_KIND_SQL = {
+    "claim": (
+        "claims",
+        "recorded_from",
+        "t.id, t.subject, t.predicate, t.value, t.recorded_from",
+        f"t.{_CURRENT_CLAIM.replace(' AND ', ' AND t.')}",
+    ),
+    "evidence": (
+        "evidence",
+        "source_revision",
+        "t.id, t.quote, NULL, NULL, t.source_revision",
+        "t.deleted_at IS NULL AND EXISTS (SELECT 1 FROM sources s WHERE s.id = t.source_id"
+        " AND s.tenant_id = t.tenant_id AND s.person_id = t.person_id AND s.deleted_at IS NULL)",
+    ),
+    "source": (
+        "sources",
+        "revision",
+        "t.id, t.content, NULL, NULL, t.revision",
+        "t.deleted_at IS NULL",
+    ),
+}
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
+def register_lane(
+    conn: sqlite3.Connection, tenant_id: str, person_id: str, model: str, version: str
+) -> None:
+    """Start maintaining the backlog of (scope, model, version), filling it once.
+
+    Called by ``embed`` before it certifies a row (inside its write transaction). The first time a
+    lane is seen, every candidate target without a certificate at its current revision enters the
+    backlog (one pass over the scope); from then on triggers keep it exact.
+    """
+    if not _has_table(conn, "projection_lanes"):
+        return
+    added = conn.execute(
+        "INSERT INTO projection_lanes(tenant_id, person_id, model, version) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT DO NOTHING",
+        (tenant_id, person_id, model, version),
+    ).rowcount
+    if not added:
+        return
+    for kind, (table, revision, _select, candidate) in _KIND_SQL.items():
+        conn.execute(
+            "INSERT INTO projection_backlog(tenant_id, person_id, model, version, target_kind,"
+            f" target_id) SELECT t.tenant_id, t.person_id, :model, :version, '{kind}', t.id"
+            f" FROM {table} t WHERE t.tenant_id = :tenant AND t.person_id = :person"
+            f" AND {candidate} AND NOT EXISTS (SELECT 1 FROM embedding_checks k"
+            " WHERE k.tenant_id = t.tenant_id AND k.person_id = t.person_id"
+            f" AND k.target_kind = '{kind}' AND k.target_id = t.id AND k.model = :model"
+            f" AND k.version = :version AND k.target_revision = t.{revision})"
+            " ON CONFLICT DO NOTHING",
+            {"tenant": tenant_id, "person": person_id, "model": model, "version": version},
+        )
+
+
+def backlog_covers(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    model: str,
+    version: str,
+    lane: Config | None,
+) -> bool:
+    """Does the lane's backlog hold every target ``projections`` could list?
+
+    True when the lane is registered and its certificates share one configuration that is the
+    lane's: then a candidate outside the backlog has a certificate at its current revision, on the
+    lane, so it is healthy. Otherwise (unregistered lane, mixed or off-lane certificates) the
+    caller scans every target.
+    """
+    if not _has_table(conn, "projection_lanes"):
+        return False
+    registered = conn.execute(
+        "SELECT 1 FROM projection_lanes WHERE tenant_id = ? AND person_id = ? AND model = ?"
+        " AND version = ?",
+        (tenant_id, person_id, model, version),
+    ).fetchone()
+    if registered is None:
+        return False
+    bounds = [
+        conn.execute(
+            "SELECT dimension, normalization, distance FROM embedding_checks"
+            " WHERE tenant_id = ? AND person_id = ? AND model = ? AND version = ?"
+            f" ORDER BY dimension {order}, normalization {order}, distance {order} LIMIT 1",
+            (tenant_id, person_id, model, version),
+        ).fetchone()
+        for order in ("ASC", "DESC")
+    ]
+    if bounds[0] is None:
+        return True  # no certificate: every candidate is in the backlog
+    if bounds[0] != bounds[1]:
+        return False
+    # With no lane, no candidate is certified (a certified candidate would count and make one).
+    return lane is None or tuple(bounds[0]) == lane
 
 
 def iter_issues(
@@ -517,15 +628,22 @@ def iter_issues(
     *after* resumes strictly after that target (``rebuild`` pages with it).
     """
     checks = _checks(conn)
-    lane_params: tuple[Any, ...] = lane if lane is not None else ()
+    backlog = checks == "embedding_checks" and backlog_covers(
+        conn, tenant_id, person_id, model, version, lane
+    )
+    params: dict[str, Any] = {
+        "model": model,
+        "version": version,
+        "tenant": tenant_id,
+        "person": person_id,
+    }
+    if lane is not None:
+        params.update(dimension=lane[0], normalization=lane[1], distance=lane[2])
     for kind in _KIND_ORDER:
         if after is not None and kind < after[0]:
             continue
-        after_id = after[1] if after is not None and kind == after[0] else ""
-        cursor = conn.execute(
-            _candidate_sql(kind, checks, lane),
-            (model, version, tenant_id, person_id, after_id, *lane_params),
-        )
+        params["after"] = after[1] if after is not None and kind == after[0] else ""
+        cursor = conn.execute(_candidate_sql(kind, checks, lane, backlog), params)
         for target_id, text, predicate, value, revision in cursor:
             if kind == "claim":
                 text = claim_text(text, predicate, value)

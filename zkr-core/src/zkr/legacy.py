@@ -453,6 +453,10 @@ _EMBEDDING_COLUMNS = (
 
 def _rebuild_embeddings(conn: sqlite3.Connection) -> None:
     """Recreate ``embeddings`` with a BLOB column, converting each JSON vector to float32 bytes."""
+    # Every trigger is reinstalled when the migration converges on the fresh schema; until then
+    # none may name `embeddings` (the rename below checks them, and the table is briefly gone).
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        conn.execute(f'DROP TRIGGER "{name}"')
     create = _named(schema.TABLES)["embeddings"]
     conn.execute(create.replace("CREATE TABLE embeddings(", "CREATE TABLE embeddings_v9(", 1))
     rows = conn.execute(f"SELECT {_EMBEDDING_COLUMNS} FROM embeddings").fetchall()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from zkr.embedding_tracking import EMBEDDING_TRACKING
 from zkr.errors import SchemaVersionError
 
 __all__ = ["CONTRACT_SCHEMA_VERSION", "SCHEMA_VERSION", "create_current_schema", "migrate"]
@@ -278,6 +279,7 @@ def create_current_schema(conn: sqlite3.Connection) -> None:
         ALL_TRIGGERS,
         REPLICA_TABLES,
         EMBEDDING_CHECKS,
+        EMBEDDING_TRACKING,
     ):
         for statement in _statements(script):
             conn.execute(statement)

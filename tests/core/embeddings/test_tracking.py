@@ -1,0 +1,391 @@
+"""The trigger-kept structures behind fast ``projections`` and the incremental dense cache.
+
+``projections`` walks a per-lane backlog instead of every target, and the dense cache re-reads only
+the targets ticked in ``embedding_dirty`` (see :mod:`zkr.embedding_tracking`). Both must give
+exactly what a full recomputation gives, after any sequence of operations and raw SQL edits:
+these properties drive random sequences and compare the fast answers with the exact full scan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import zkr.embeddings as embeddings
+from zkr import models as m
+from zkr.db import MemoryDb
+from zkr.errors import ZkrError
+
+SCOPES = [("t", "p"), ("t", "q")]
+LANES = [("m", "v"), ("m2", "v")]
+VECTORS = [[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [1.0, 1.0], [-1.0, 0.5], [0.0, 0.0]]
+KINDS = ["source", "evidence", "claim"]
+
+
+def sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+class World:
+    """One database and the ids created so far; every operation swallows refusals."""
+
+    def __init__(self, db: MemoryDb) -> None:
+        self.db = db
+        self.clock = 10
+        self.ids: dict[str, list[tuple[int, str]]] = {kind: [] for kind in KINDS}
+
+    def scope(self, index: int, **extra: Any) -> dict[str, Any]:
+        tenant, person = SCOPES[index % len(SCOPES)]
+        return {"tenant_id": tenant, "person_id": person, **extra}
+
+    def pick(self, kind: str, ref: int) -> tuple[int, str] | None:
+        pool = self.ids[kind]
+        return pool[ref % len(pool)] if pool else None
+
+    def tick(self) -> int:
+        self.clock += 1
+        return self.clock
+
+    def run(self, op: tuple[Any, ...]) -> None:
+        with contextlib.suppress(ZkrError):
+            getattr(self, op[0])(*op[1:])
+
+    # -- operations ------------------------------------------------------------------------
+
+    def remember(self, scope: int, claim: bool, word: int) -> None:
+        at = self.tick()
+        payload = self.scope(
+            scope, kind="conversation", text=f"note {word} at {at}", captured_at=at, recorded_at=at
+        )
+        if claim:
+            payload["claim"] = {
+                "subject": "Sam",
+                "predicate": "likes",
+                "value": f"thing {word}",
+                "kind": "fact",
+                "valid_from": at,
+            }
+        result = self.db.remember(m.RememberRequest.model_validate(payload))
+        self.ids["source"].append((scope, result.source_id))
+        self.ids["evidence"].append((scope, result.evidence_id))
+        if result.claim_id is not None:
+            self.ids["claim"].append((scope, result.claim_id))
+
+    def correct(self, ref: int) -> None:
+        picked = self.pick("claim", ref)
+        if picked is None:
+            return
+        scope, claim_id = picked
+        at = self.tick()
+        result = self.db.correct(
+            m.CorrectRequest.model_validate(
+                self.scope(
+                    scope,
+                    claim_id=claim_id,
+                    text=f"Actually {at}",
+                    value=f"fixed {at}",
+                    valid_at=at,
+                    recorded_at=at,
+                )
+            )
+        )
+        self.ids["claim"].append((scope, result.claim_id))
+        self.ids["source"].append((scope, result.source_id))
+        self.ids["evidence"].append((scope, result.evidence_id))
+
+    def delete(self, ref: int) -> None:
+        picked = self.pick("source", ref)
+        if picked is not None:
+            self.db.delete(
+                m.DeleteRequest.model_validate(
+                    self.scope(picked[0], source_id=picked[1], deleted_at=self.tick())
+                )
+            )
+
+    def link(self, claim_ref: int, evidence_ref: int, supports: bool) -> None:
+        claim, evidence = self.pick("claim", claim_ref), self.pick("evidence", evidence_ref)
+        if claim is None or evidence is None:
+            return
+        self.db.link(
+            m.LinkRequest.model_validate(
+                self.scope(
+                    claim[0],
+                    claim_id=claim[1],
+                    evidence_id=evidence[1],
+                    relation="supports" if supports else "contradicts",
+                    confidence_basis_points=5000,
+                )
+            )
+        )
+
+    def text(self, kind: str, target_id: str) -> str | None:
+        sql = {
+            "source": "SELECT content FROM sources WHERE id = ?",
+            "evidence": "SELECT quote FROM evidence WHERE id = ?",
+            "claim": "SELECT subject || ' ' || predicate || ' ' || value FROM claims WHERE id = ?",
+        }[kind]
+        row = self.db.conn.execute(sql, (target_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def embed(self, kind: int, ref: int, lane: int, vector: int, dot: bool, wide: bool) -> None:
+        picked = self.pick(KINDS[kind % 3], ref)
+        if picked is None:
+            return
+        scope, target_id = picked
+        text = self.text(KINDS[kind % 3], target_id)
+        if text is None:
+            return
+        model, version = LANES[lane % len(LANES)]
+        values = VECTORS[vector % len(VECTORS)] + ([0.5] if wide else [])
+        self.db.embed(
+            m.EmbedRequest.model_validate(
+                self.scope(
+                    scope,
+                    target={"kind": KINDS[kind % 3], "id": target_id},
+                    embedding={
+                        "vector": values,
+                        "model": model,
+                        "version": version,
+                        "input_hash": sha(text),
+                        "normalization": "none",
+                        "distance": "dot" if dot else "cosine",
+                    },
+                )
+            )
+        )
+
+    def raw(self, statement: int, ref: int) -> None:
+        """A raw SQL edit, as a host or a repair script could make behind zkr's back."""
+        kind = KINDS[ref % 3]
+        picked = self.pick(kind, ref // 3)
+        if picked is None:
+            return
+        target_id = picked[1]
+        table = {"source": "sources", "evidence": "evidence", "claim": "claims"}[kind]
+        text_column = {"source": "content", "evidence": "quote", "claim": "value"}[kind]
+        revision = {"source": "revision", "evidence": "source_revision", "claim": "recorded_from"}
+        statements = [
+            f"UPDATE {table} SET {text_column} = {text_column} || ' edited' WHERE id = ?",
+            f"UPDATE {table} SET {revision[kind]} = {revision[kind]} + 1 WHERE id = ?",
+            "UPDATE sources SET deleted_at = NULL WHERE id = ?",
+            "UPDATE evidence SET deleted_at = NULL WHERE id = ?",
+            "UPDATE evidence SET deleted_at = 5 WHERE id = ?",
+            "UPDATE claims SET valid_until = valid_from + 1 WHERE id = ?",
+            "UPDATE claims SET valid_until = NULL, recorded_until = NULL, status = 'accepted'"
+            " WHERE id = ?",
+            "UPDATE embeddings SET vector = X'00' WHERE target_id = ?",
+            "UPDATE embeddings SET normalization = '\"l2\"' WHERE target_id = ?",
+            "DELETE FROM embeddings WHERE target_id = ?",
+            # A copy of the row re-inserted by REPLACE: same bytes, but no certificate.
+            "INSERT OR REPLACE INTO embeddings SELECT * FROM embeddings WHERE target_id = ?",
+            # An uncertified row with a 3-dimension vector (a mixed lane).
+            "INSERT OR IGNORE INTO embeddings SELECT tenant_id, person_id, target_kind,"
+            " target_id, 'm', 'v', 3, input_hash, normalization, distance,"
+            " X'0000803f0000803f0000803f', target_revision, created_at FROM embeddings"
+            " WHERE target_id = ? AND model = 'm2'",
+            "UPDATE sources SET deleted_at = 99 WHERE id = ?",
+        ]
+        sql = statements[statement % len(statements)]
+        if sql.startswith("UPDATE sources") and kind == "evidence":
+            row = self.db.conn.execute(
+                "SELECT source_id FROM evidence WHERE id = ?", (target_id,)
+            ).fetchone()
+            target_id = row[0]  # the evidence's source
+        elif sql.startswith(("UPDATE sources", "UPDATE evidence", "UPDATE claims")) and (
+            table not in sql.split(" SET")[0]
+        ):
+            return
+        try:
+            with self.db.atomic() as conn:
+                conn.execute(sql, (target_id,))
+        except (sqlite3.Error, ZkrError):
+            pass
+
+    def projections_now(self) -> None:
+        for scope in range(len(SCOPES)):
+            for model, version in LANES:
+                self.db.projections(
+                    m.ProjectionsRequest.model_validate(
+                        self.scope(scope, model=model, version=version, limit=100)
+                    )
+                )
+
+
+OPERATION = st.one_of(
+    st.tuples(st.just("remember"), st.integers(0, 1), st.booleans(), st.integers(0, 5)),
+    st.tuples(st.just("remember"), st.integers(0, 1), st.booleans(), st.integers(0, 5)),
+    st.tuples(st.just("correct"), st.integers(0, 30)),
+    st.tuples(st.just("delete"), st.integers(0, 30)),
+    st.tuples(st.just("link"), st.integers(0, 30), st.integers(0, 30), st.booleans()),
+    st.tuples(
+        st.just("embed"),
+        st.integers(0, 2),
+        st.integers(0, 30),
+        st.integers(0, 1),
+        st.integers(0, len(VECTORS) - 1),
+        st.booleans(),
+        st.integers(0, 9).map(lambda n: n == 0),
+    ),
+    st.tuples(
+        st.just("embed"),
+        st.integers(0, 2),
+        st.integers(0, 30),
+        st.integers(0, 1),
+        st.integers(0, len(VECTORS) - 1),
+        st.just(False),
+        st.just(False),
+    ),
+    st.tuples(st.just("raw"), st.integers(0, 12), st.integers(0, 90)),
+    st.tuples(st.just("projections_now")),
+)
+
+
+@pytest.fixture
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    db = MemoryDb(tmp_path_factory.mktemp("tracking") / "memory.db")
+    try:
+        yield World(db)
+    finally:
+        db.close()
+
+
+def all_issues(db: MemoryDb, scope: tuple[str, str], lane: tuple[str, str], *, fast: bool) -> Any:
+    """Every issue of (scope, lane) in order, by the backlog walk or by the full scan."""
+    tenant, person = scope
+    with db.atomic(write=False) as conn:
+        config = embeddings.current_lane(conn, tenant, person, *lane)
+        covered = embeddings.backlog_covers(conn, tenant, person, *lane, config)
+        original = embeddings.backlog_covers
+        if not fast:
+            embeddings.backlog_covers = lambda *args: False  # type: ignore[assignment]
+        try:
+            issues = list(embeddings.iter_issues(conn, tenant, person, *lane, config))
+        finally:
+            embeddings.backlog_covers = original
+    return covered, [issue.model_dump(mode="json") for issue in issues]
+
+
+def backlog_invariant_holds(db: MemoryDb) -> bool:
+    """Every candidate without a certificate at its revision is in its registered lanes' backlog."""
+    missing = db.conn.execute(
+        """
+        WITH candidates(tenant_id, person_id, kind, id, revision) AS (
+          SELECT tenant_id, person_id, 'source', id, revision FROM sources WHERE deleted_at IS NULL
+          UNION ALL
+          SELECT v.tenant_id, v.person_id, 'evidence', v.id, v.source_revision FROM evidence v
+            JOIN sources s ON s.id = v.source_id AND s.tenant_id = v.tenant_id
+            AND s.person_id = v.person_id WHERE v.deleted_at IS NULL AND s.deleted_at IS NULL
+          UNION ALL
+          SELECT tenant_id, person_id, 'claim', id, recorded_from FROM claims
+            WHERE status = 'accepted' AND valid_until IS NULL AND recorded_until IS NULL)
+        SELECT count(*) FROM candidates c JOIN projection_lanes r
+          ON r.tenant_id = c.tenant_id AND r.person_id = c.person_id
+        WHERE NOT EXISTS (SELECT 1 FROM embedding_checks k WHERE k.tenant_id = c.tenant_id
+            AND k.person_id = c.person_id AND k.target_kind = c.kind AND k.target_id = c.id
+            AND k.model = r.model AND k.version = r.version AND k.target_revision = c.revision)
+          AND NOT EXISTS (SELECT 1 FROM projection_backlog b WHERE b.tenant_id = c.tenant_id
+            AND b.person_id = c.person_id AND b.model = r.model AND b.version = r.version
+            AND b.target_kind = c.kind AND b.target_id = c.id)
+        """
+    ).fetchone()[0]
+    return bool(missing == 0)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(operations=st.lists(OPERATION, min_size=1, max_size=40))
+def test_backlog_walk_lists_exactly_what_the_full_scan_lists(
+    tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[Any, ...]]
+) -> None:
+    db = MemoryDb(tmp_path_factory.mktemp("tracking") / "memory.db")
+    try:
+        world = World(db)
+        for op in operations:
+            world.run(op)
+        assert backlog_invariant_holds(db)
+        for scope in SCOPES:
+            for lane in LANES:
+                _covered, fast = all_issues(db, scope, lane, fast=True)
+                _, full = all_issues(db, scope, lane, fast=False)
+                assert fast == full
+    finally:
+        db.close()
+
+
+def test_the_backlog_walk_is_taken_and_shrinks_as_targets_are_embedded(world: World) -> None:
+    for word in range(6):
+        world.remember(0, word % 2 == 0, word)
+    world.embed(0, 0, 0, 0, False, False)  # registers lane m/v and fills its backlog
+    backlog = "SELECT count(*) FROM projection_backlog WHERE model = 'm'"
+    assert world.db.conn.execute(backlog).fetchone()[0] == 6 + 6 + 3 - 1
+    for kind in range(3):
+        for ref in range(6):
+            world.run(("embed", kind, ref, 0, 2, False, False))
+    assert world.db.conn.execute(backlog).fetchone()[0] == 0
+    covered, issues = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+    assert covered and issues == []
+    world.raw(0, 0)  # edit a source's text: it is stale again, and back in the backlog
+    covered, issues = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+    assert covered and [(i["state"], i["input"]["target"]["kind"]) for i in issues] == [
+        ("stale", "source")
+    ]
+    assert world.db.conn.execute(backlog).fetchone()[0] == 1
+
+
+def test_an_uncertified_off_lane_row_is_in_the_backlog(world: World) -> None:
+    world.remember(0, True, 1)
+    world.embed(2, 0, 1, 0, False, False)  # the claim in lane m2/v, 2 dimensions
+    world.embed(1, 0, 0, 0, False, False)  # evidence in lane m/v, 2 dimensions (certified)
+    world.raw(11, 2)  # an uncertified 3-dimension copy of the claim's row in lane m/v
+    covered, fast = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+    _, full = all_issues(world.db, SCOPES[0], LANES[0], fast=False)
+    assert covered and fast == full
+    assert [(i["state"], i["input"]["target"]["kind"]) for i in fast] == [
+        ("stale", "claim"),
+        ("missing", "source"),
+    ]
+
+
+def test_certificates_of_two_configurations_fall_back_to_the_full_scan(world: World) -> None:
+    world.remember(0, True, 1)
+    world.embed(2, 0, 0, 0, False, False)  # the claim, 2 dimensions
+    world.correct(0)  # superseded: its certificate stays, the lane has no counting row
+    world.embed(2, 1, 0, 0, False, True)  # the new claim, 3 dimensions: allowed, no lane
+    covered, fast = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+    _, full = all_issues(world.db, SCOPES[0], LANES[0], fast=False)
+    assert not covered and fast == full
+    assert len(fast) == 4  # two sources, two evidence rows
+
+
+def test_a_migrated_lane_is_scanned_until_embed_registers_it(world: World) -> None:
+    world.remember(0, False, 1)
+    world.embed(2, 0, 0, 0, False, False)
+    world.db.conn.execute("DELETE FROM projection_lanes")
+    world.db.conn.execute("DELETE FROM projection_backlog")
+    covered, _ = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+    assert not covered
+    world.embed(1, 0, 0, 1, False, False)  # the next embed registers the lane again
+    covered, fast = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+    _, full = all_issues(world.db, SCOPES[0], LANES[0], fast=False)
+    assert covered and fast == full
+
+
+def test_reviving_a_source_by_raw_sql_brings_back_its_evidence(world: World) -> None:
+    world.remember(0, False, 1)
+    world.embed(0, 0, 0, 0, False, False)  # the source: certified; its evidence is missing
+    for statement in (12, 2):  # raw tombstone of the source, then raw revival
+        world.raw(statement, 0)
+        covered, fast = all_issues(world.db, SCOPES[0], LANES[0], fast=True)
+        _, full = all_issues(world.db, SCOPES[0], LANES[0], fast=False)
+        assert covered and fast == full
+    assert [(i["state"], i["input"]["target"]["kind"]) for i in fast] == [("missing", "evidence")]
