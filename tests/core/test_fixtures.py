@@ -1,12 +1,12 @@
 """Databases written by zkr 0.2.1 (schema 7) and 0.2.3 (schema 8) answer as the reference did.
 
 Each fixture in ``../shared/fixtures`` (or ``$ZKR_SHARED_DIR/fixtures``) is copied, opened (which
-migrates it to our schema 9, float32 vector BLOBs included) and asked every request its
+migrates it to our schema 10, float32 vector BLOBs included) and asked every request its
 ``*.expected.json`` records: export pages, searches, profiles, reviews and projections. Answers are
 compared as the CLI prints them (canonical JSON, keys sorted). The tests skip when the shared folder
 is absent.
 
-Deliberate difference: the reference reports ``user_version`` 8 after migrating; ours is 9. The feed
+Deliberate difference: the reference reports ``user_version`` 8 after migrating; ours is 10. The feed
 still reports ``database_schema_version`` 8, its record schema.
 """
 
@@ -106,7 +106,7 @@ def test_fixture_row_counts_survive_migration(opened: dict[str, MemoryDb]) -> No
         conn = opened[expected["fixture"]].conn
         for table, count in expected["table_row_counts"].items():
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == count, table
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 9
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 10
 
 
 def test_fixture_files_are_the_recorded_ones() -> None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
 from zkr.feed import append_commit
+from zkr.fts_rows import index_source
 from zkr.records import claim_evidence_record, claim_record, evidence_record, source_record
 from zkr.validation import is_blank, new_id, require_scope, require_text
 
@@ -84,10 +85,7 @@ def insert_evidence(
     recorded_at: int,
 ) -> str:
     """Index the source text and cite the whole source with one evidence row; returns its id."""
-    conn.execute(
-        "INSERT INTO source_fts(source_id, tenant_id, person_id, content) VALUES (?, ?, ?, ?)",
-        (source_id, tenant_id, person_id, text),
-    )
+    index_source(conn, source_id)
     evidence_id = new_id()
     conn.execute(
         "INSERT INTO evidence(id, tenant_id, person_id, source_id, source_revision, quote,"

@@ -15,6 +15,7 @@ from zkr import models as m
 from zkr.capture import SUPPORTS
 from zkr.errors import InvalidRequest, NotFound
 from zkr.feed import append_commit
+from zkr.fts_rows import unindex_source
 from zkr.records import (
     ExportRecord,
     claim_record,
@@ -30,11 +31,22 @@ if TYPE_CHECKING:
 __all__ = ["delete"]
 
 # Claims linked (any relation) to some evidence of the source; parameters: tenant, person, source.
+# CROSS JOIN fixes the order: the source's evidence (evidence_scope), then its links through
+# claim_evidence_by_evidence. The unary + keeps the scope terms out of index choice: otherwise the
+# planner may prefer the primary key's (tenant, person) prefix and read the scope's every link.
 _LINKED_CLAIMS = (
-    "SELECT ce.claim_id FROM claim_evidence ce JOIN evidence e ON e.id = ce.evidence_id"
-    " WHERE ce.tenant_id = ?1 AND ce.person_id = ?2 AND e.tenant_id = ?1 AND e.person_id = ?2"
-    " AND e.source_id = ?3"
+    "SELECT ce.claim_id FROM evidence e CROSS JOIN claim_evidence ce ON ce.evidence_id = e.id"
+    " WHERE e.tenant_id = ?1 AND e.person_id = ?2 AND e.source_id = ?3"
+    " AND +ce.tenant_id = ?1 AND +ce.person_id = ?2"
 )
+
+
+def _linked(alias: str) -> str:
+    """*alias* (a claims row) is linked to the source: looked up by id from the linked ids, not
+    found by scanning the scope's claims (``claims_scope``)."""
+    return (
+        f"{alias}.id IN ({_LINKED_CLAIMS}) AND +{alias}.tenant_id = ?1 AND +{alias}.person_id = ?2"
+    )
 
 
 def delete(db: MemoryDb, request: m.DeleteRequest) -> m.DeleteResult:
@@ -58,13 +70,13 @@ def delete(db: MemoryDb, request: m.DeleteRequest) -> m.DeleteResult:
         )
         candidate_claims = _column(
             conn,
-            "SELECT DISTINCT c.id FROM claims c WHERE c.tenant_id = ?1 AND c.person_id = ?2"
-            f" AND c.status = 'accepted' AND c.id IN ({_LINKED_CLAIMS}) ORDER BY c.id",
+            f"SELECT DISTINCT c.id FROM claims c WHERE {_linked('c')} AND +c.status = 'accepted'"
+            " ORDER BY c.id",
             scope_args,
         )
         profile_ids = _column(
             conn,
-            "SELECT p.id FROM profile_entries p WHERE p.tenant_id = ?1 AND p.person_id = ?2"
+            "SELECT p.id FROM profile_entries p WHERE +p.tenant_id = ?1 AND +p.person_id = ?2"
             f" AND p.claim_id IN ({_LINKED_CLAIMS}) ORDER BY p.id",
             scope_args,
         )
@@ -91,7 +103,7 @@ def delete(db: MemoryDb, request: m.DeleteRequest) -> m.DeleteResult:
             "UPDATE sources SET deleted_at = ?, revision = revision + 1 WHERE id = ?",
             (deleted_at, source_id),
         )
-        conn.execute("DELETE FROM source_fts WHERE source_id = ?", (source_id,))
+        unindex_source(conn, source_id)
         evidence_count = conn.execute(
             "UPDATE evidence SET deleted_at = ?4 WHERE tenant_id = ?1 AND person_id = ?2"
             " AND source_id = ?3 AND deleted_at IS NULL",
@@ -141,8 +153,7 @@ def _retract_unsupported(
     try:
         return conn.execute(
             "UPDATE claims SET status = 'retracted', recorded_until = ?4"
-            " WHERE tenant_id = ?1 AND person_id = ?2 AND status = 'accepted'"
-            f" AND id IN ({_LINKED_CLAIMS})"
+            f" WHERE {_linked('claims')} AND +status = 'accepted'"
             " AND NOT EXISTS (SELECT 1 FROM claim_evidence ce JOIN evidence e"
             " ON e.id = ce.evidence_id WHERE ce.tenant_id = ?1 AND ce.person_id = ?2"
             " AND ce.claim_id = claims.id AND ce.relation = ?5 AND e.deleted_at IS NULL)",
@@ -161,20 +172,28 @@ def _purge_projections(
     conn: sqlite3.Connection, tenant: str, person: str, source_id: str, review_ids: list[str]
 ) -> None:
     """Hard-delete what was derived from the source and has lost its support."""
+    # One statement per target kind, each a seek on embeddings_scope (tenant, person, kind, id);
+    # OR-ed together they made the planner read the scope's every embedding.
+    scope_args = (tenant, person, source_id)
+    for target_kind, target_ids in (
+        ("source", "?3"),
+        (
+            "evidence",
+            "SELECT id FROM evidence WHERE tenant_id = ?1 AND person_id = ?2 AND source_id = ?3",
+        ),
+        ("claim", f"SELECT c.id FROM claims c WHERE {_linked('c')} AND +c.status = 'retracted'"),
+    ):
+        conn.execute(
+            "DELETE FROM embeddings WHERE tenant_id = ?1 AND person_id = ?2"
+            f" AND target_kind = '{target_kind}' AND target_id IN ({target_ids})",
+            scope_args,
+        )
+    # Any profile entry of the scope whose claim is retracted (§4.5 step 6), not only this
+    # source's: one primary-key probe per entry of the scope (a scope has one entry per key).
     conn.execute(
-        "DELETE FROM embeddings WHERE tenant_id = ?1 AND person_id = ?2 AND ("
-        " (target_kind = 'source' AND target_id = ?3)"
-        " OR (target_kind = 'evidence' AND target_id IN (SELECT id FROM evidence"
-        "  WHERE tenant_id = ?1 AND person_id = ?2 AND source_id = ?3))"
-        " OR (target_kind = 'claim' AND target_id IN (SELECT c.id FROM claims c"
-        "  WHERE c.tenant_id = ?1 AND c.person_id = ?2 AND c.status = 'retracted'"
-        f"  AND c.id IN ({_LINKED_CLAIMS}))))",
-        (tenant, person, source_id),
-    )
-    conn.execute(
-        "DELETE FROM profile_entries WHERE tenant_id = ?1 AND person_id = ?2 AND claim_id IN"
-        " (SELECT id FROM claims WHERE tenant_id = ?1 AND person_id = ?2"
-        " AND status = 'retracted')",
+        "DELETE FROM profile_entries WHERE tenant_id = ?1 AND person_id = ?2 AND EXISTS"
+        " (SELECT 1 FROM claims c WHERE c.id = profile_entries.claim_id AND c.tenant_id = ?1"
+        " AND c.person_id = ?2 AND c.status = 'retracted')",
         (tenant, person),
     )
     conn.executemany("DELETE FROM daily_reviews WHERE id = ?", [(rid,) for rid in review_ids])

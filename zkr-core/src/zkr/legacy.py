@@ -1,8 +1,8 @@
-"""Opening databases written by zkr 0.2.x: the contract's v1..v8 migration chain, then our v9.
+"""Opening older databases: zkr 0.2.x's v1..v8 migration chain (contract §3.5), then our v9, v10.
 
 :func:`zkr.schema.migrate` calls :func:`migrate_legacy` inside its IMMEDIATE transaction for every
-database below version 9 that already has tables; any exception rolls the whole migration back
-(``user_version``, DDL and data), so a refused database is left exactly as it was.
+database below the current version that already has tables; any exception rolls the whole
+migration back (``user_version``, DDL and data), so a refused database is left exactly as it was.
 
 Steps run in the contract's order (§3.5), each only when the stored version is below it:
 
@@ -14,7 +14,9 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
 * v9 (ours): ``embeddings.vector`` becomes a little-endian float32 BLOB; then every table, index
   and trigger a fresh database has (:func:`zkr.schema.create_current_schema`: the read-path
   indexes, the replica tables, ...) is created where missing and every trigger is reinstalled, so
-  a migrated file and a fresh one have the same schema and enforce exactly the same rules.
+  a migrated file and a fresh one have the same schema and enforce exactly the same rules;
+* v10 (ours): ``source_fts`` is renumbered so each row has its source's rowid
+  (:func:`zkr.fts_rows.rekey`; rows and search answers unchanged).
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is
@@ -33,7 +35,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from zkr import records, schema
+from zkr import fts_rows, records, schema
 from zkr.errors import LimitExceeded, MigrationError
 from zkr.feed import append_commit
 from zkr.records import ExportRecord
@@ -47,7 +49,7 @@ _MEMORY_TABLES = ("sources", "evidence", "claims", "profile_entries", "daily_rev
 
 
 def migrate_legacy(conn: sqlite3.Connection, version: int) -> None:
-    """Migrate a zkr 0.2.x database at *version* (0..8) to version 9 in the caller's transaction.
+    """Migrate a database at *version* (0..9) to the current one in the caller's transaction.
 
     :raises MigrationError: a legacy row breaks an invariant the schema now enforces.
     """
@@ -77,7 +79,12 @@ def _run_steps(conn: sqlite3.Connection, version: int) -> None:
         _v7_claim_intervals(conn)
     if version < 8:
         _v8_export_feed(conn)
-    _v9_float32_vectors(conn)
+    if version < 9:
+        _rebuild_embeddings(conn)
+    # Every migration ends on the fresh schema's objects (so a v9 file gains what came later).
+    _converge_on_fresh_schema(conn)
+    if version < 10:
+        fts_rows.rekey(conn)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -409,13 +416,8 @@ def _scope_snapshot(conn: sqlite3.Connection, tenant_id: str, person_id: str) ->
 
 
 # ----------------------------------------------------------------------------------------------
-# v9 (ours): float32 vectors, read indexes, replica tables, uniform triggers
+# v9 (ours): float32 vectors, read indexes, replica tables, uniform triggers (v10: zkr.fts_rows)
 # ----------------------------------------------------------------------------------------------
-
-
-def _v9_float32_vectors(conn: sqlite3.Connection) -> None:
-    _rebuild_embeddings(conn)
-    _converge_on_fresh_schema(conn)
 
 
 def _converge_on_fresh_schema(conn: sqlite3.Connection) -> None:

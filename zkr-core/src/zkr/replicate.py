@@ -36,6 +36,7 @@ from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
 from zkr.export import EXPORT_FORMAT, export, record_scope
 from zkr.feed import append_commit, serialize_record
+from zkr.fts_rows import index_source, unindex_source
 from zkr.jsonio import ordered_dumps
 from zkr.records import ExportRecord
 from zkr.schema import CONTRACT_SCHEMA_VERSION
@@ -447,12 +448,9 @@ def _upsert_source(conn: sqlite3.Connection, record: m.SourceRecord) -> None:
     # added when a live source first arrives, removed when its tombstone arrives.
     was_live = before is not None and before[0] is None
     if s.deleted_at is None and not was_live:
-        conn.execute(
-            "INSERT INTO source_fts(source_id, tenant_id, person_id, content) VALUES (?, ?, ?, ?)",
-            (s.id, s.tenant_id, s.person_id, s.content),
-        )
+        index_source(conn, s.id)
     elif s.deleted_at is not None and was_live:
-        conn.execute("DELETE FROM source_fts WHERE source_id = ?", (s.id,))
+        unindex_source(conn, s.id)
 
 
 def _upsert_evidence(conn: sqlite3.Connection, record: m.EvidenceRecord) -> None:

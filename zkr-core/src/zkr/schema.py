@@ -1,7 +1,8 @@
 """The SQLite schema and its migrations.
 
 Schema versions 0-8 are zkr 0.2.x's (contract §3.5); version 9 is ours: embedding vectors become
-little-endian float32 BLOBs and the read paths get the indexes they need. A fresh database is
+little-endian float32 BLOBs and the read paths get the indexes they need; version 10 gives every
+``source_fts`` row its source's rowid (``zkr.fts_rows``: delete by rowid). A fresh database is
 created directly at the current version; an older one is migrated forward inside one IMMEDIATE
 transaction (all or nothing). Opening a database already at the current version writes nothing.
 """
@@ -18,7 +19,7 @@ __all__ = ["CONTRACT_SCHEMA_VERSION", "SCHEMA_VERSION", "create_current_schema",
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
 # JSON text).
