@@ -9,6 +9,7 @@ from the same snapshot.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from zkr import models as m
@@ -41,18 +42,33 @@ def search(db: MemoryDb, request: m.SearchRequest) -> m.RetrievalPack:
     limit = m.bounded_limit(request.limit)
     candidate_limit = CANDIDATES_PER_ITEM * limit
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
+    # With as_of the embedding is ignored entirely (not even validated): vectors describe now.
+    hybrid = request.query_embedding is not None and as_of is None
     with db.atomic(write=False) as conn:
+        # Alone, the lexical list fuses to its own first `limit` targets in order (one list's
+        # relevance falls strictly with the position for every position up to the 400 a list can
+        # have; tests/core/test_fusion.py checks it), so only those are built. With a dense list
+        # any lexical candidate may still reach the top.
         rankings: list[list[Target]] = [
-            lexical_ranking(conn, tenant_id, person_id, request.query, as_of, candidate_limit)
+            lexical_ranking(
+                conn,
+                tenant_id,
+                person_id,
+                request.query,
+                as_of,
+                candidate_limit,
+                wanted=None if hybrid else limit,
+            )
         ]
-        # With as_of the embedding is ignored entirely (not even validated): vectors describe now.
-        if request.query_embedding is not None and as_of is None:
+        if hybrid:
+            assert request.query_embedding is not None
             from zkr.dense import dense_ranking
 
             dense = dense_ranking(
                 db, conn, tenant_id, person_id, request.query_embedding, text=request.query
             )
-            rankings.append([target for target, _score in dense])
+            # The fusion reads only a head of the dense list; itemgetter keeps this copy cheap.
+            rankings.append(list(map(itemgetter(0), dense)))
         items = [
             materialize(conn, target, relevance, tenant_id, person_id, as_of)
             for target, relevance in fuse(rankings, limit)
