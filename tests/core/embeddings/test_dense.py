@@ -10,7 +10,7 @@ import pytest
 
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.dense import dense_ranking
+from zkr.dense import cached_lanes, dense_ranking
 from zkr.errors import EmbeddingError, UnknownPluginError
 
 NO_LEXICAL = "qqqq"  # matches no stored word: a dense-only search
@@ -234,7 +234,7 @@ def test_cached_lane_sees_other_connections_writes(mem: Any, db: MemoryDb) -> No
     ids = mem.raw("cached memory")
     mem.embed("evidence", ids.evidence_id, [1.0, 0.0])
     assert found(mem.search(NO_LEXICAL, [1.0, 0.0])) == [("evidence", ids.evidence_id)]
-    assert any(key.startswith("dense:") for key in db.caches)
+    assert cached_lanes(db)
     other = sqlite3.connect(db.path)
     other.execute("DELETE FROM embeddings")
     other.commit()
@@ -254,9 +254,38 @@ def test_cache_is_reused_between_searches(mem: Any, db: MemoryDb) -> None:
     ids = mem.raw("cached memory")
     mem.embed("evidence", ids.evidence_id, [1.0, 0.0])
     mem.search(NO_LEXICAL, [1.0, 0.0])
-    (lane,) = [value for key, value in db.caches.items() if key.startswith("dense:")]
+    (lane,) = cached_lanes(db).values()
     mem.search(NO_LEXICAL, [0.0, 1.0])
-    assert [value for key, value in db.caches.items() if key.startswith("dense:")] == [lane]
+    assert list(cached_lanes(db).values()) == [lane]
+
+
+def test_writes_refresh_the_cached_lane_in_place(mem: Any, db: MemoryDb) -> None:
+    first = mem.raw("cached memory")
+    mem.embed("evidence", first.evidence_id, [1.0, 0.0])
+    mem.search(NO_LEXICAL, [1.0, 0.0])
+    (lane,) = cached_lanes(db).values()
+    mem.raw("an unrelated capture")  # ticks nothing: it has no vector
+    second = mem.raw("another memory")
+    mem.embed("evidence", second.evidence_id, [0.0, 1.0])
+    assert found(mem.search(NO_LEXICAL, [0.0, 1.0])) == [
+        ("evidence", second.evidence_id),
+        ("evidence", first.evidence_id),
+    ]
+    mem.delete(first.source_id)
+    assert found(mem.search(NO_LEXICAL, [1.0, 0.0])) == [("evidence", second.evidence_id)]
+    assert list(cached_lanes(db).values()) == [lane]  # the same lane, refreshed by its ticks
+
+
+def test_a_search_inside_a_write_transaction_leaves_the_cache_alone(mem: Any, db: MemoryDb) -> None:
+    ids = mem.raw("cached memory")
+    mem.embed("evidence", ids.evidence_id, [1.0, 0.0])
+    assert found(mem.search(NO_LEXICAL, [1.0, 0.0])) == [("evidence", ids.evidence_id)]
+    other = mem.raw("rolled back")
+    with pytest.raises(RuntimeError), db.atomic():
+        mem.embed("evidence", other.evidence_id, [1.0, 0.0])
+        assert len(found(mem.search(NO_LEXICAL, [1.0, 0.0]))) == 2  # sees its own write
+        raise RuntimeError("roll back")
+    assert found(mem.search(NO_LEXICAL, [1.0, 0.0])) == [("evidence", ids.evidence_id)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -21,11 +21,13 @@ from hypothesis import strategies as st
 import zkr.embeddings as embeddings
 from zkr import models as m
 from zkr.db import MemoryDb
+from zkr.dense import cached_lanes, dense_ranking
 from zkr.errors import ZkrError
 
 SCOPES = [("t", "p"), ("t", "q")]
 LANES = [("m", "v"), ("m2", "v")]
-VECTORS = [[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [1.0, 1.0], [-1.0, 0.5], [0.0, 0.0]]
+# Dyadic values: every score is exact whatever the summation order, so rankings compare exactly.
+VECTORS = [[1.0, 0.0], [0.0, 1.0], [0.75, 0.5], [1.0, 1.0], [-1.0, 0.5], [0.0, 0.0]]
 KINDS = ["source", "evidence", "claim"]
 
 
@@ -208,6 +210,23 @@ class World:
         except (sqlite3.Error, ZkrError):
             pass
 
+    def search(self, scope: int, lane: int, vector: int) -> None:
+        """A dense search through ``db.search``: builds or refreshes the cached lane."""
+        model, version = LANES[lane % len(LANES)]
+        self.db.search(
+            m.SearchRequest.model_validate(
+                self.scope(
+                    scope,
+                    query="note",
+                    query_embedding={
+                        "model": model,
+                        "version": version,
+                        "vector": VECTORS[vector % len(VECTORS)],
+                    },
+                )
+            )
+        )
+
     def projections_now(self) -> None:
         for scope in range(len(SCOPES)):
             for model, version in LANES:
@@ -245,6 +264,9 @@ OPERATION = st.one_of(
     st.tuples(st.just("raw"), st.integers(0, 12), st.integers(0, 90)),
     st.tuples(st.just("projections_now")),
 )
+SEARCH = st.tuples(
+    st.just("search"), st.integers(0, 1), st.integers(0, 1), st.integers(0, len(VECTORS) - 1)
+)
 
 
 @pytest.fixture
@@ -270,6 +292,23 @@ def all_issues(db: MemoryDb, scope: tuple[str, str], lane: tuple[str, str], *, f
         finally:
             embeddings.backlog_covers = original
     return covered, [issue.model_dump(mode="json") for issue in issues]
+
+
+def dense_answer(
+    db: MemoryDb, scope: tuple[str, str], lane: tuple[str, str], *, cache: bool, vectors: int = 7
+) -> Any:
+    """Each query vector's whole dense list (or its error) from the cached lane or a fresh one."""
+    answers = []
+    for vector in [*VECTORS, [0.5, 0.25, 1.0]][:vectors]:
+        query = m.QueryEmbedding.model_validate(
+            {"model": lane[0], "version": lane[1], "vector": vector}
+        )
+        try:
+            with db.atomic(write=False) as conn:
+                answers.append(dense_ranking(db, conn, *scope, query, cache=cache))
+        except ZkrError as exc:
+            answers.append(str(exc))
+    return answers
 
 
 def backlog_invariant_holds(db: MemoryDb) -> bool:
@@ -389,3 +428,75 @@ def test_reviving_a_source_by_raw_sql_brings_back_its_evidence(world: World) -> 
         _, full = all_issues(world.db, SCOPES[0], LANES[0], fast=False)
         assert covered and fast == full
     assert [(i["state"], i["input"]["target"]["kind"]) for i in fast] == [("missing", "evidence")]
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(operations=st.lists(st.one_of(OPERATION, SEARCH, SEARCH), min_size=1, max_size=40))
+def test_the_refreshed_dense_lane_equals_a_fresh_build(
+    tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[Any, ...]]
+) -> None:
+    db = MemoryDb(tmp_path_factory.mktemp("tracking") / "memory.db")
+    try:
+        world = World(db)
+        populated(world)  # a cached lane first: the operations refresh it rather than build it
+        world.run(("search", 0, 0, 0))
+        world.run(("search", 1, 0, 0))
+        for op in [*operations, ("search", 0, 0, 0), ("search", 0, 1, 0)]:
+            world.run(op)
+        for scope in SCOPES:
+            for lane in LANES:
+                fresh = dense_answer(db, scope, lane, cache=False)
+                assert dense_answer(db, scope, lane, cache=True) == fresh
+        assert cached_lanes(db)
+    finally:
+        db.close()
+
+
+def populated(world: World) -> None:
+    """Eight captures (some with claims, some linked to several claims), all embedded in m/v."""
+    for word in range(8):
+        world.run(("remember", word % 2, word % 3 == 0, word))
+    for claim_ref, evidence_ref in ((0, 2), (1, 4), (0, 4), (2, 6)):
+        world.run(("link", claim_ref, evidence_ref, True))
+    for kind in range(3):
+        for ref in range(8):
+            world.run(("embed", kind, ref, 0, ref % 5, False, False))  # no zero vector
+
+
+@pytest.mark.parametrize("statement", range(13))
+def test_every_raw_edit_refreshes_the_cached_lane_exactly(world: World, statement: int) -> None:
+    populated(world)
+    answered = 0
+    for ref in range(24):  # the statement applied to each target in turn
+        world.run(("search", ref % 2, 0, ref))  # cache (or refresh) the lane first
+        world.run(("raw", statement, ref))
+        for scope in SCOPES:
+            fresh = dense_answer(world.db, scope, LANES[0], cache=False, vectors=2)
+            assert dense_answer(world.db, scope, LANES[0], cache=True, vectors=2) == fresh
+            answered += sum(isinstance(answer, list) and len(answer) > 0 for answer in fresh)
+    assert answered > 40  # most steps rank something (not an error, not empty)
+
+
+@pytest.mark.parametrize("statement", range(13))
+def test_every_raw_edit_keeps_the_backlog_exact(world: World, statement: int) -> None:
+    for word in range(8):
+        world.run(("remember", word % 2, word % 3 == 0, word))
+    for kind in range(3):
+        for ref in range(0, 8, 2):  # half of the targets embedded: the rest stay in the backlog
+            world.run(("embed", kind, ref, 0, ref % 5, False, False))
+    # The statement on every target in turn, then every revival on every target.
+    steps = [(statement, ref) for ref in range(24)]
+    steps += [(revival, ref) for revival in (2, 3, 6) for ref in range(24)]
+    walked = 0
+    for raw, ref in steps:
+        world.run(("raw", raw, ref))
+        assert backlog_invariant_holds(world.db)
+        for scope in SCOPES:
+            covered, fast = all_issues(world.db, scope, LANES[0], fast=True)
+            assert fast == all_issues(world.db, scope, LANES[0], fast=False)[1]
+            walked += covered
+    assert walked > len(steps)  # the backlog walk answered most of them

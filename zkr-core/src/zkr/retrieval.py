@@ -9,7 +9,6 @@ from the same snapshot.
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from zkr import models as m
@@ -44,34 +43,44 @@ def search(db: MemoryDb, request: m.SearchRequest) -> m.RetrievalPack:
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
     # With as_of the embedding is ignored entirely (not even validated): vectors describe now.
     hybrid = request.query_embedding is not None and as_of is None
+    # Inside a caller's write transaction the dense path must not cache what it sees.
+    nested = db.conn.in_transaction
     with db.atomic(write=False) as conn:
         # Alone, the lexical list fuses to its own first `limit` targets in order (one list's
         # relevance falls strictly with the position for every position up to the 400 a list can
         # have; tests/core/test_fusion.py checks it), so only those are built. With a dense list
         # any lexical candidate may still reach the top.
-        rankings: list[list[Target]] = [
-            lexical_ranking(
+        lexical = lexical_ranking(
+            conn,
+            tenant_id,
+            person_id,
+            request.query,
+            as_of,
+            candidate_limit,
+            wanted=None if hybrid else limit,
+        )
+        if hybrid:
+            assert request.query_embedding is not None
+            from zkr.dense import dense_ranks
+            from zkr.hybrid import fuse_hybrid
+
+            # Ranked lazily: the fusion reads the dense list's head and the dense positions of
+            # the lexical candidates, never the whole list (every vector target of the scope).
+            dense = dense_ranks(
+                db,
                 conn,
                 tenant_id,
                 person_id,
-                request.query,
-                as_of,
-                candidate_limit,
-                wanted=None if hybrid else limit,
+                request.query_embedding,
+                text=request.query,
+                cache=not nested,
             )
-        ]
-        if hybrid:
-            assert request.query_embedding is not None
-            from zkr.dense import dense_ranking
-
-            dense = dense_ranking(
-                db, conn, tenant_id, person_id, request.query_embedding, text=request.query
-            )
-            # The fusion reads only a head of the dense list; itemgetter keeps this copy cheap.
-            rankings.append(list(map(itemgetter(0), dense)))
+            fused = fuse_hybrid(lexical, dense, limit)
+        else:
+            fused = fuse([lexical], limit)
         items = [
             materialize(conn, target, relevance, tenant_id, person_id, as_of)
-            for target, relevance in fuse(rankings, limit)
+            for target, relevance in fused
         ]
     return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
 
