@@ -13,20 +13,22 @@ Anything else is :class:`~zkr.errors.NotFound`.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from zkr import models as m
 from zkr.errors import NotFound
 from zkr.fusion import Target
 
-__all__ = ["MAX_EXCERPT_BYTES", "cap_excerpt", "materialize"]
+__all__ = ["MAX_EXCERPT_BYTES", "cap_excerpt", "materialize", "materialize_all"]
 
 #: Excerpts are cut to at most this many UTF-8 bytes.
 MAX_EXCERPT_BYTES = 4096
 
 _SUPPORTS = "'\"supports\"'"
 
+# Each statement takes a list of ids (``{ids}``): a search reads all its items of one kind at once.
 _CLAIM_CURRENT = f"""
-SELECT c.subject, c.predicate, c.value,
+SELECT c.id, c.subject, c.predicate, c.value,
   (SELECT min(e.id) FROM claim_evidence AS ce
    JOIN evidence AS e ON e.id = ce.evidence_id AND e.tenant_id = c.tenant_id
     AND e.person_id = c.person_id AND e.deleted_at IS NULL
@@ -35,12 +37,12 @@ SELECT c.subject, c.predicate, c.value,
    WHERE ce.claim_id = c.id AND ce.tenant_id = c.tenant_id AND ce.person_id = c.person_id
      AND ce.relation = {_SUPPORTS})
 FROM claims AS c
-WHERE c.id = :id AND c.tenant_id = :tenant AND c.person_id = :person
+WHERE c.id IN ({{ids}}) AND c.tenant_id = :tenant AND c.person_id = :person
   AND c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL
 """
 
 _CLAIM_AS_OF = f"""
-SELECT c.subject, c.predicate, c.value,
+SELECT c.id, c.subject, c.predicate, c.value,
   (SELECT min(e.id) FROM claim_evidence AS ce
    JOIN evidence AS e ON e.id = ce.evidence_id AND e.tenant_id = c.tenant_id
     AND e.person_id = c.person_id AND e.deleted_at IS NULL AND e.recorded_at <= :recorded_at
@@ -50,7 +52,7 @@ SELECT c.subject, c.predicate, c.value,
    WHERE ce.claim_id = c.id AND ce.tenant_id = c.tenant_id AND ce.person_id = c.person_id
      AND ce.relation = {_SUPPORTS})
 FROM claims AS c
-WHERE c.id = :id AND c.tenant_id = :tenant AND c.person_id = :person
+WHERE c.id IN ({{ids}}) AND c.tenant_id = :tenant AND c.person_id = :person
   AND c.status IN ('accepted', 'superseded')
   AND c.valid_from <= :valid_at AND (c.valid_until IS NULL OR :valid_at < c.valid_until)
   AND c.recorded_from <= :recorded_at
@@ -58,20 +60,20 @@ WHERE c.id = :id AND c.tenant_id = :tenant AND c.person_id = :person
 """
 
 _SOURCE = """
-SELECT s.content,
+SELECT s.id, s.content,
   (SELECT min(e.id) FROM evidence AS e
    WHERE e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
      AND e.deleted_at IS NULL)
 FROM sources AS s
-WHERE s.id = :id AND s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
+WHERE s.id IN ({ids}) AND s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
 """
 
 _EVIDENCE = """
-SELECT e.quote, e.id
+SELECT e.id, e.quote, e.id
 FROM evidence AS e
 JOIN sources AS s ON s.id = e.source_id AND s.tenant_id = e.tenant_id
  AND s.person_id = e.person_id AND s.deleted_at IS NULL
-WHERE e.id = :id AND e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
+WHERE e.id IN ({ids}) AND e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
 """
 
 
@@ -84,29 +86,44 @@ def cap_excerpt(text: str) -> str:
     return encoded[:MAX_EXCERPT_BYTES].decode("utf-8", errors="ignore")
 
 
-def _excerpt_and_evidence(
+def _read(
     conn: sqlite3.Connection,
-    target: Target,
+    kind: str,
+    ids: Sequence[str],
     tenant_id: str,
     person_id: str,
     as_of: m.AsOf | None,
-) -> tuple[str, str]:
-    kind, target_id = target
-    params: dict[str, object] = {"id": target_id, "tenant": tenant_id, "person": person_id}
+) -> dict[str, tuple[str, str]]:
+    """``id -> (excerpt before the cap, cited evidence id)`` of the *ids* of one kind that count."""
+    params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if kind == "claim":
         if as_of is not None:
             params["valid_at"] = as_of.valid_at
             params["recorded_at"] = as_of.recorded_at
-        row = conn.execute(_CLAIM_AS_OF if as_of else _CLAIM_CURRENT, params).fetchone()
-        if row is None or row[3] is None:
-            raise NotFound()
-        subject, predicate, value, evidence_id = row
-        return f"{subject} {predicate} {value}", evidence_id
-    sql = _SOURCE if kind == "source" else _EVIDENCE
-    row = conn.execute(sql, params).fetchone()
-    if row is None or row[1] is None:
-        raise NotFound()
-    return row[0], row[1]
+        template = _CLAIM_AS_OF if as_of else _CLAIM_CURRENT
+    else:
+        template = _SOURCE if kind == "source" else _EVIDENCE
+    names = [f"t{index}" for index in range(len(ids))]
+    sql = template.replace("{ids}", ", ".join(f":{name}" for name in names))
+    found: dict[str, tuple[str, str]] = {}
+    for row in conn.execute(sql, {**params, **dict(zip(names, ids, strict=True))}):
+        if kind == "claim":
+            target_id, subject, predicate, value, evidence_id = row
+            text = f"{subject} {predicate} {value}"
+        else:
+            target_id, text, evidence_id = row
+        if evidence_id is not None:  # nothing to cite: not an item
+            found[target_id] = (text, evidence_id)
+    return found
+
+
+def _item(target: Target, relevance: int, excerpt: str, evidence_id: str) -> m.RetrievalItem:
+    return m.RetrievalItem(
+        memory=m.MemoryRef(kind=m.MemoryKind(target[0]), id=target[1]),
+        excerpt=cap_excerpt(excerpt),
+        relevance_basis_points=relevance,
+        evidence_ids=[evidence_id],
+    )
 
 
 def materialize(
@@ -121,10 +138,30 @@ def materialize(
 
     :raises NotFound: the target is not live (or not visible at *as_of*) in this scope.
     """
-    excerpt, evidence_id = _excerpt_and_evidence(conn, target, tenant_id, person_id, as_of)
-    return m.RetrievalItem(
-        memory=m.MemoryRef(kind=m.MemoryKind(target[0]), id=target[1]),
-        excerpt=cap_excerpt(excerpt),
-        relevance_basis_points=relevance,
-        evidence_ids=[evidence_id],
-    )
+    return materialize_all(conn, [(target, relevance)], tenant_id, person_id, as_of)[0]
+
+
+def materialize_all(
+    conn: sqlite3.Connection,
+    ranked: Sequence[tuple[Target, int]],
+    tenant_id: str,
+    person_id: str,
+    as_of: m.AsOf | None = None,
+) -> list[m.RetrievalItem]:
+    """The cited items of *ranked* ``(target, relevance)`` pairs, in order; one query per kind.
+
+    :raises NotFound: any target is not live (or not visible at *as_of*) in this scope.
+    """
+    wanted: dict[str, list[str]] = {}
+    for (kind, target_id), _ in ranked:
+        wanted.setdefault(kind, []).append(target_id)
+    found = {
+        kind: _read(conn, kind, ids, tenant_id, person_id, as_of) for kind, ids in wanted.items()
+    }
+    items = []
+    for target, relevance in ranked:
+        row = found[target[0]].get(target[1])
+        if row is None:
+            raise NotFound()
+        items.append(_item(target, relevance, *row))
+    return items

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.fusion import Target, fuse
 from zkr.lexical import lexical_ranking
-from zkr.materialize import materialize
+from zkr.materialize import materialize, materialize_all
 from zkr.validation import require_scope, require_text
 
 if TYPE_CHECKING:
@@ -78,10 +78,7 @@ def search(db: MemoryDb, request: m.SearchRequest) -> m.RetrievalPack:
             fused = fuse_hybrid(lexical, dense, limit)
         else:
             fused = fuse([lexical], limit)
-        items = [
-            materialize(conn, target, relevance, tenant_id, person_id, as_of)
-            for target, relevance in fused
-        ]
+        items = materialize_all(conn, fused, tenant_id, person_id, as_of)
     return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
 
 
