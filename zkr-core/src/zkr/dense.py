@@ -341,7 +341,7 @@ class DenseLane:
 
     def load(self, rows: Iterator[tuple[Target, bytes]], count: int) -> list[Target]:
         """Fill an empty lane with *rows* (about *count* of them), chunk by chunk; their order."""
-        self._reserve(count)
+        self._reserve(count + count // 8)  # headroom: new vectors rarely force a copy
         targets: list[Target] = []
         chunk: list[bytes] = []
 
