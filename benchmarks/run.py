@@ -377,7 +377,8 @@ class Serve:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
-            bufsize=0,
+            # Buffered pipes: an unbuffered stdout makes readline() one system call per byte,
+            # which would bill the harness's reading to zkr.
         )
         self.errors = 0
         self.first_error: str | None = None
@@ -390,6 +391,7 @@ class Serve:
         assert self.process.stdin is not None and self.process.stdout is not None
         started = time.perf_counter()
         self.process.stdin.write(line)
+        self.process.stdin.flush()
         answer = self.process.stdout.readline()
         elapsed = time.perf_counter() - started
         if not answer:

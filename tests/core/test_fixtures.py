@@ -6,8 +6,8 @@ migrates it to our schema 10, float32 vector BLOBs included) and asked every req
 compared as the CLI prints them (canonical JSON, keys sorted). The tests skip when the shared folder
 is absent.
 
-Deliberate difference: the reference reports ``user_version`` 8 after migrating; ours is 10. The feed
-still reports ``database_schema_version`` 8, its record schema.
+Deliberate difference: the reference reports ``user_version`` 8 after migrating; ours is 10. The
+feed still reports ``database_schema_version`` 8, its record schema.
 """
 
 from __future__ import annotations
