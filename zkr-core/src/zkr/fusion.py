@@ -7,13 +7,14 @@ basis points of the best score. Ties are broken on the *truncated* basis points,
 (source < evidence < claim), then by id, so the order never depends on float rounding or on the
 order in which targets were found.
 
-The dense list of a hybrid search holds every vector target of the scope (100,000 and more), but
-only its head can reach the top ``limit``: :func:`fuse` reads every list to a depth ``d`` and
-scores what it saw exactly (a target seen in one list is looked up deeper in the others), while
-anything unseen scores at most ``1_000_000 // (61 + d)`` per list it may be in. When that bound
-truncates to fewer basis points than the ``limit``-th seen target has, the seen targets' top is
-the answer; otherwise ``d`` doubles. The result equals sorting every target
-(``tests/core/test_fusion.py`` compares the two on random lists full of ties).
+A ranked list may be long (a dense list holds every vector target of the scope), but only its
+head can reach the top ``limit``: :func:`fuse` reads every list to a depth ``d`` and scores what it
+saw exactly (a target seen in one list is looked up deeper in the others), while anything unseen
+scores at most ``1_000_000 // (61 + d)`` per list it may be in. When that bound truncates to fewer
+basis points than the ``limit``-th seen target has, the seen targets' top is the answer; otherwise
+``d`` doubles. The result equals sorting every target (``tests/core/test_fusion.py`` compares the
+two on random lists full of ties). A hybrid search does not even build its dense list:
+:func:`zkr.hybrid.fuse_hybrid` does the same with a lazily ranked one.
 """
 
 from __future__ import annotations

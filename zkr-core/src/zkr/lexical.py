@@ -7,13 +7,14 @@ current; ordered by ``bm25`` ascending, source id, claim id (NULL first); ``LIMI
 for a common word over a large store is most of the database.
 
 Here the same rows are produced with work proportional to what is returned: the FTS index is read
-in growing pages ordered by ``bm25`` alone (the shape of FTS5's own top-N query, whose other
-columns are read only for the rows that make the page), the scope filter and the exact contract
-order (source id inside one score) are applied to each page in Python, and the page's sources are
-resolved with one set-based query per chunk of ids. Joined rows are emitted in the contract's
-order, duplicates included, and reading stops as soon as ``row_limit`` qualifying rows exist, so
-the result equals the contract's ``LIMIT``-ed row list exactly
-(``tests/core/test_search_equivalence.py`` checks this against the literal query).
+in growing pages of ``(rowid, bm25)`` ordered by ``bm25`` alone (the shape of FTS5's plain top-N
+query: no column is read for the rows it ranks), a page is used up to its last complete score, its
+rows are located (source id, scope) by rowid and put in the exact contract order (source id inside
+one score) in Python, and their sources are resolved with one set-based query per block of ids.
+Joined rows are emitted in the contract's order, duplicates included, and reading stops as soon as
+the rows the caller needs exist, so the result equals the contract's ``LIMIT``-ed row list exactly
+(``tests/core/test_search_equivalence.py`` checks this against a literal implementation,
+``tests/core/test_lexical_paging.py`` every paging corner against the literal SQL).
 """
 
 from __future__ import annotations
