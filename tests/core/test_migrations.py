@@ -409,6 +409,71 @@ def test_schema_rejects_cross_scope_references(db: MemoryDb) -> None:
         assert str(caught.value) == message
 
 
+def profile_claim(db: MemoryDb, tenant: str, value: str) -> m.RememberResult:
+    claim = {
+        "subject": "Sam",
+        "predicate": "employer",
+        "value": value,
+        "kind": "profile_fact",
+        "valid_from": 10,
+    }
+    return remember(db, tenant, "sam", value, claim=claim)
+
+
+def test_schema_rejects_cross_scope_profile_entries_and_source_origins(db: MemoryDb) -> None:
+    """The profile and source-origin triggers abort with the contract's exact messages."""
+    own = profile_claim(db, "a", "Acme")
+    fact = remember(db, "a", "sam", "Initech")
+    other = profile_claim(db, "b", "Globex")
+    entry = db.profile(
+        m.ProfileRequest(
+            tenant_id="a", person_id="sam", stability="stable", claim_id=own.claim_id or "",
+            recorded_at=11,
+        )
+    )  # fmt: skip
+    insert = "INSERT INTO profile_entries VALUES ('p2', 'a', 'sam', 'employer', ?, 'stable', ?, 12)"
+    statements: list[tuple[str, tuple[Any, ...], str]] = [
+        (insert, ("Globex", other.claim_id), "profile entry claim scope mismatch"),
+        (insert, ("Initech", fact.claim_id), "profile entry claim scope mismatch"),
+        (
+            "UPDATE profile_entries SET claim_id = ?, value = 'Globex' WHERE id = ?",
+            (other.claim_id, entry.id),
+            "profile entry claim scope mismatch",
+        ),
+        (
+            "UPDATE profile_entries SET claim_id = ?, value = 'Initech' WHERE id = ?",
+            (fact.claim_id, entry.id),
+            "profile entry claim scope mismatch",
+        ),
+        (
+            "UPDATE sources SET origin_evidence_id = ? WHERE id = ?",
+            (other.evidence_id, own.source_id),
+            "source origin scope mismatch",
+        ),
+        (
+            "UPDATE sources SET origin_claim_id = ? WHERE id = ?",
+            (other.claim_id, own.source_id),
+            "source origin scope mismatch",
+        ),
+    ]
+    before = table_snapshot(db)
+    for sql, params, message in statements:
+        with pytest.raises(sqlite3.IntegrityError) as caught:
+            db.conn.execute(sql, params)
+        assert str(caught.value) == message, sql
+    assert table_snapshot(db) == before
+    # The same statements aimed at this scope's own rows pass: the triggers judge scope, not shape.
+    mine = profile_claim(db, "a", "Hooli")
+    db.conn.execute(
+        "UPDATE profile_entries SET claim_id = ?, value = 'Hooli' WHERE id = ?",
+        (mine.claim_id, entry.id),
+    )
+    db.conn.execute(
+        "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?",
+        (fact.evidence_id, fact.claim_id, own.source_id),
+    )
+
+
 def test_migration_rejects_legacy_cross_scope_evidence(tmp_path: Path) -> None:
     path = legacy(tmp_path, 3)
     populate_other_scope(path, 3)
