@@ -10,11 +10,19 @@ from tests.hermes.conftest import rows
 from zkr_hermes.provider import ZkrMemoryProvider
 from zkr_hermes.suggestions import user_side
 
+#: Every table a write of any kind (capture, claim, review) adds a row to.
+WRITTEN_TABLES = (
+    "sources",
+    "evidence",
+    "claims",
+    "claim_evidence",
+    "daily_reviews",
+    "memory_commits",
+)
 
-def snapshot(db_path: Path) -> list[object]:
-    return [
-        rows(db_path, f"SELECT count(*) FROM {t}") for t in ("sources", "claims", "memory_commits")
-    ]
+
+def snapshot(db_path: Path) -> dict[str, int]:
+    return {t: rows(db_path, f"SELECT count(*) FROM {t}")[0][0] for t in WRITTEN_TABLES}
 
 
 def test_suggestions_cite_recent_turns_and_store_nothing(
@@ -23,8 +31,12 @@ def test_suggestions_cite_recent_turns_and_store_nothing(
     provider = make_provider()
     provider.sync_turn("Hi! I live in Lisbon. My name is Ana.", "I like helping, Ana.")
     provider.sync_turn("What's the weather?", "Sunny.")
-    result = json.loads(provider.handle_tool_call("zkr_suggest", {"turns": 2}))
+    # The turns are applied first, so that the snapshot holds everything but suggest's own writes.
+    assert provider._flush(10)
     before = snapshot(db_path)
+    assert before["sources"] == 2 and before["claims"] == 0
+    result = json.loads(provider.handle_tool_call("zkr_suggest", {"turns": 2}))
+    assert snapshot(db_path) == before
     assert result["stored"] is False and result["turns_read"] == 2
     assert "rules" in result["extractors"]
     (evidence_id,) = rows(
