@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from tests.hermes.conftest import rows
 from zkr_hermes import provider as provider_module
@@ -37,6 +38,31 @@ def test_schemas_are_static_and_valid_before_initialize() -> None:
     # Callers may mutate what they get; the next call is unaffected.
     schemas[0]["name"] = "changed"
     assert {s["name"] for s in provider.get_tool_schemas()} == TOOLS
+
+
+#: For each tool, arguments a model may send and arguments its schema must refuse.
+VALID_AND_INVALID: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "zkr_search": ({"query": "tea", "limit": 3}, {"query": "tea", "limit": 0}),
+    "zkr_store": ({"content": "x", "claim_kind": "fact"}, {"content": "x", "claim_kind": "?"}),
+    "zkr_correct": ({"claim_id": "c", "content": "x", "value": "v"}, {"claim_id": "c"}),
+    "zkr_delete": ({"source_id": "s", "deleted_at": 5}, {"source_id": "s", "extra": 1}),
+    "zkr_reflect": (
+        {"day": "2026-05-01", "summary": "s", "evidence_ids": ["e"]},
+        {"day": "2026-05-01", "summary": "s", "evidence_ids": []},
+    ),
+    "zkr_suggest": ({"turns": 2}, {"turns": 11}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_parameters_are_valid_draft_2020_12_schemas(name: str) -> None:
+    """Hermes hands the schemas to the model provider as JSON Schema: each must be one."""
+    (schema,) = [s for s in ZkrMemoryProvider().get_tool_schemas() if s["name"] == name]
+    Draft202012Validator.check_schema(schema["parameters"])
+    validator = Draft202012Validator(schema["parameters"])
+    valid, invalid = VALID_AND_INVALID[name]
+    assert list(validator.iter_errors(valid)) == []
+    assert list(validator.iter_errors(invalid)) != []
 
 
 def test_bitemporal_fields_are_explicit() -> None:
