@@ -103,7 +103,10 @@ def test_foreign_queue_records_are_quarantined(hermes_home: Path) -> None:
 
 
 def test_shutdown_is_bounded_while_the_database_is_locked(hermes_home: Path) -> None:
-    """§6 item 8: Hermes' shutdown_all returns although the turn cannot be applied yet."""
+    """§6 item 8: Hermes' shutdown_all returns within its own 5 s drain budget although the turn
+    cannot be applied yet (measured: 3.0 s, the provider's flush budget)."""
+    from zkr_hermes.provider import SHUTDOWN_FLUSH_SECONDS
+
     db = hermes_home / "zkr.db"
     with write_locked(db):
         child = subprocess.run(
@@ -114,14 +117,22 @@ def test_shutdown_is_bounded_while_the_database_is_locked(hermes_home: Path) -> 
             text=True,
             timeout=60,
         )
+        # Still locked: nothing was applied behind the measurement's back.
+        assert rows(hermes_home / "zkr.db.queue", "SELECT count(*) FROM pending_turns") == [(1,)]
     assert child.returncode == 0, child.stderr[-3000:]
-    assert child.stdout.strip() == "RETURNED"
-    assert rows(hermes_home / "zkr.db.queue", "SELECT count(*) FROM pending_turns") == [(1,)]
+    measured = json.loads(child.stdout.strip().splitlines()[-1])
+    # The bound is the contract under test: the provider tries for its whole flush budget, then
+    # returns well inside the 5 s Hermes gives its own drain (a generous 1.5 s of slack).
+    assert measured["hermes_budget"] == 5.0
+    assert measured["shutdown_seconds"] >= SHUTDOWN_FLUSH_SECONDS - 0.1
+    assert measured["shutdown_seconds"] < SHUTDOWN_FLUSH_SECONDS + 1.5 < measured["hermes_budget"]
     assert run_script("start_stop.py", hermes_home) == {"flushed": True}
     assert count(db, "locked at exit") == 1
 
 
 SHUTDOWN_WHILE_LOCKED = """
+import json, time
+from agent import memory_manager
 from agent.memory_manager import MemoryManager
 from plugins.memory import load_memory_provider
 manager = MemoryManager()
@@ -129,6 +140,9 @@ manager.add_provider(load_memory_provider("zkr"))
 manager.initialize_all(session_id="s", platform="cli", agent_context="primary",
                        agent_identity="default", agent_workspace="hermes")
 manager.sync_all("locked at exit", "ok", session_id="s")
+started = time.monotonic()
 manager.shutdown_all()
-print("RETURNED")
+elapsed = time.monotonic() - started
+print(json.dumps({"shutdown_seconds": elapsed,
+                  "hermes_budget": memory_manager._SYNC_DRAIN_TIMEOUT_S}))
 """
