@@ -1,9 +1,10 @@
 """Scope isolation, as a property: random operation sequences across scopes (issue 3, acceptance 3).
 
 Operations pick record ids from every scope. An id of another scope must behave exactly like a
-missing id (same error, or ``None`` for ``locator``) and change nothing; reads (search, get,
-profiles, reviews, export) never show another scope's id or text; every feed record carries its
-commit's scope.
+missing id (same error, or ``None`` for ``locator``) and change nothing; reads (search, current,
+dense and ``as_of``; get, profiles, reviews, projections, export) never show another scope's id or
+text; ``embed`` cannot project another scope's target; an export cursor naming another scope's
+commit is refused exactly like one naming no commit; every feed record carries its commit's scope.
 """
 
 from __future__ import annotations
@@ -19,12 +20,20 @@ from hypothesis import strategies as st
 from tests.core.conftest import table_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.errors import ZkrError
+from zkr.embeddings import input_hash
+from zkr.errors import ExportError, ZkrError
 
 SCOPES = [("a", "sam"), ("b", "sam"), ("a", "max")]
 # A word that appears only in the texts and values of one scope.
 MARKERS = ["alpha", "bravo", "charlie"]
 MISSING = "f" * 32
+# The one embedding lane every ``embed`` writes to, so that dense searches have rows to scan.
+MODEL, VERSION, VECTOR = "m", "v", [1.0, 0.0]
+TEXT_OF = {
+    "source": "SELECT content FROM sources WHERE id = ?",
+    "evidence": "SELECT quote FROM evidence WHERE id = ?",
+    "claim": "SELECT subject || ' ' || predicate || ' ' || value FROM claims WHERE id = ?",
+}
 
 
 @dataclass
@@ -61,7 +70,16 @@ operation = st.one_of(
     st.tuples(st.just("review"), scope_ix, st.lists(ref, min_size=1, max_size=3)),
     st.tuples(st.just("locator"), scope_ix, ref),
     st.tuples(st.just("get"), scope_ix, st.sampled_from(["source", "evidence", "claim"]), ref),
-    st.tuples(st.just("search"), scope_ix, st.sampled_from(["shared", *MARKERS])),
+    st.tuples(
+        st.just("search"),
+        scope_ix,
+        st.sampled_from(["shared", *MARKERS]),
+        st.none() | st.integers(0, 400),  # as_of valid_at = recorded_at
+        st.booleans(),  # with a query embedding (dense is used only without as_of)
+    ),
+    st.tuples(st.just("embed"), scope_ix, st.sampled_from(["source", "evidence", "claim"]), ref),
+    st.tuples(st.just("projections"), scope_ix),
+    st.tuples(st.just("export"), scope_ix, ref),
 )
 
 
@@ -257,15 +275,99 @@ class Driver:
 
         self.guarded(s, [self.reg.pick(pool[kind], r)], call, lambda item: self.check_item(s, item))
 
-    def search(self, s: int, word: str) -> None:
+    def search(self, s: int, word: str, as_of: int | None, dense: bool) -> None:
         tenant, person = SCOPES[s]
-        pack = self.db.search(
-            m.SearchRequest(tenant_id=tenant, person_id=person, query=word, limit=100)
-        )
+        request: dict[str, Any] = {
+            "tenant_id": tenant,
+            "person_id": person,
+            "query": word,
+            "limit": 100,
+        }
+        if as_of is not None:
+            request["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
+        if dense:
+            request["query_embedding"] = {"model": MODEL, "version": VERSION, "vector": VECTOR}
+        pack = self.db.search(m.SearchRequest.model_validate(request))
         for item in pack.items:
             self.check_item(s, item)
-        if word in MARKERS and word != MARKERS[s]:
+        if word in MARKERS and word != MARKERS[s] and not dense:
             assert pack.items == []
+
+    def embed(self, s: int, kind: str, r: int) -> None:
+        tenant, person = SCOPES[s]
+        pool = {"source": self.reg.sources, "evidence": self.reg.evidence, "claim": self.reg.claims}
+
+        def call(ids: list[str]) -> m.EmbedResult:
+            # The target's true hash, even for another scope's target: only scope may refuse it.
+            row = self.db.conn.execute(TEXT_OF[kind], (ids[0],)).fetchone()
+            digest = input_hash(row[0]) if row else "sha256:" + "0" * 64
+            return self.db.embed(
+                m.EmbedRequest.model_validate(
+                    {
+                        "tenant_id": tenant,
+                        "person_id": person,
+                        "target": {"kind": kind, "id": ids[0]},
+                        "embedding": {
+                            "vector": VECTOR,
+                            "model": MODEL,
+                            "version": VERSION,
+                            "input_hash": digest,
+                            "normalization": "none",
+                            "distance": "dot",
+                        },
+                    }
+                )
+            )
+
+        def on_ok(result: m.EmbedResult) -> None:
+            assert self.reg.owner[result.target.id] == s
+
+        self.guarded(s, [self.reg.pick(pool[kind], r)], call, on_ok)
+
+    def projections(self, s: int) -> None:
+        tenant, person = SCOPES[s]
+        issues = self.db.projections(
+            m.ProjectionsRequest(
+                tenant_id=tenant, person_id=person, model=MODEL, version=VERSION, limit=100
+            )
+        )
+        for issue in issues:
+            assert self.reg.owner[issue.input.target.id] == s
+            for other, marker in enumerate(MARKERS):
+                if other != s:
+                    assert marker not in issue.input.text
+
+    def export(self, s: int, r: int) -> None:
+        tenant, person = SCOPES[s]
+        commits = self.db.conn.execute(
+            "SELECT sequence, tenant_id, person_id FROM memory_commits ORDER BY sequence"
+        ).fetchall()
+        sequence, *scope = commits[r % len(commits)]
+
+        def call(after_commit: int) -> m.ExportPage:
+            return self.db.export(
+                m.ExportRequest(
+                    export_format=1,
+                    tenant_id=tenant,
+                    person_id=person,
+                    after_commit=after_commit,
+                    after_event_index=0,
+                    limit=100,
+                )
+            )
+
+        before = table_snapshot(self.db)
+        kind, result = outcome(lambda: call(sequence))
+        if tuple(scope) != (tenant, person):
+            assert (kind, result) == (ExportError.__name__, "after_commit is not in scope")
+            assert outcome(lambda: call(10**9)) == (kind, result)  # exactly like no commit at all
+        else:
+            assert kind == "ok"
+            for commit in result.commits:
+                assert (commit.sequence, commit.first_event_index) > (sequence, 0)
+                for record in commit.records:
+                    assert _record_scope(record) == (tenant, person)
+        assert table_snapshot(self.db) == before
 
     # --------------------------------------------------------------------- visibility checks
 
