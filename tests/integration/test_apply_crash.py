@@ -4,7 +4,9 @@ with exactly the database an uninterrupted run builds.
 The applier is a separate Python process that replicates one scope page by page (limit 3, so most
 commits are split across pages and staged) and prints a line after each page. The test lets it
 apply a random number of pages, waits a random fraction of a page, kills it (SIGKILL: no cleanup,
-no rollback handler), then runs the applier again to completion and compares every table.
+no rollback handler), then runs the applier again to completion and compares every table. It also
+checks what the kills left behind: in some runs the replica holds a partly staged commit (rows in
+``replica_staging``, cursor inside a commit), so recovery from partial staging is really exercised.
 """
 
 from __future__ import annotations
@@ -106,6 +108,22 @@ def fingerprint(path: Path) -> dict[str, list[Any]]:
         conn.close()
 
 
+def killed_state(path: Path) -> tuple[int, int]:
+    """(applied commits, staged events) that a killed applier left durable in *path*."""
+    if not path.exists():
+        return 0, 0
+    conn = sqlite3.connect(path)
+    try:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if "replica_staging" not in names:  # killed before its first migration committed
+            return 0, 0
+        applied = conn.execute("SELECT coalesce(max(applied_commit), 0) FROM replica_cursor")
+        staged = conn.execute("SELECT count(*) FROM replica_staging")
+        return int(applied.fetchone()[0]), int(staged.fetchone()[0])
+    finally:
+        conn.close()
+
+
 @pytest.mark.slow
 def test_killed_applier_resumes_to_the_same_database(tmp_path: Path) -> None:
     upstream = tmp_path / "upstream.db"
@@ -120,7 +138,7 @@ def test_killed_applier_resumes_to_the_same_database(tmp_path: Path) -> None:
     assert expected["replica_staging"] == [] and len(expected["memory_commits"]) > 60
 
     rng = random.Random(20240501)
-    killed_mid_run = 0
+    killed_mid_run = killed_mid_commit = killed_after_progress = 0
     for run in range(RUNS):
         replica = tmp_path / f"replica-{run}.db"
         process = subprocess.Popen(applier(upstream, replica), stdout=subprocess.PIPE, text=True)
@@ -132,7 +150,13 @@ def test_killed_applier_resumes_to_the_same_database(tmp_path: Path) -> None:
         process.wait()
         process.stdout.close()
         killed_mid_run += process.returncode == -signal.SIGKILL
+        applied, staged = killed_state(replica)
+        killed_mid_commit += staged > 0
+        killed_after_progress += applied > 0
         subprocess.run(applier(upstream, replica), check=True, capture_output=True)
         assert fingerprint(replica) == expected, f"run {run} diverged"
         os.remove(replica)
     assert killed_mid_run >= RUNS - 2
+    # Kills that left a commit partly staged (cursor inside it) and kills after applied commits.
+    assert killed_mid_commit >= RUNS // 8, "too few kills left a partly staged commit"
+    assert killed_after_progress >= RUNS // 2
