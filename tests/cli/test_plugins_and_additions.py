@@ -3,19 +3,48 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import click
+import pluggy
 import pytest
 
 from tests.cli.conftest import Outcome, remember_payload
 from zkr.errors import InvalidRequest
 from zkr.hookspecs import hookimpl
+from zkr_cli import hookspecs as cli_hookspecs
 
 Run = Callable[..., Outcome]
+ROOT = Path(__file__).resolve().parents[2]
+CLI_HOOKS = sorted(
+    name for name, value in inspect.getmembers(cli_hookspecs, inspect.isfunction)
+    if name.startswith("zkr_")
+)  # fmt: skip
+
+
+def test_cli_hooks_are_the_issue_list() -> None:
+    assert CLI_HOOKS == ["zkr_register_commands"]
+
+
+@pytest.mark.parametrize("hook", CLI_HOOKS)
+def test_every_cli_hook_is_documented_with_its_full_signature(hook: str) -> None:
+    """The same rule tests/core applies to zkr-core's hooks, for the hook zkr-cli specifies."""
+    pm = pluggy.PluginManager("zkr")
+    pm.add_hookspecs(cli_hookspecs)
+    spec = getattr(pm.hook, hook).spec
+    assert spec is not None
+    heading = f"## {hook}({', '.join(spec.argnames)})"
+    assert heading in (ROOT / "docs" / "plugin-hooks.md").read_text(encoding="utf-8").splitlines()
+    assert spec.function.__doc__ and ":param" in spec.function.__doc__
+
+
+@pytest.mark.parametrize("hook", CLI_HOOKS)
+def test_every_cli_hook_has_a_test(hook: str) -> None:
+    assert callable(globals().get(f"test_hook_{hook}"))
 
 
 class _GreeterPlugin:
