@@ -68,3 +68,31 @@ def test_locomo_data_is_never_tracked() -> None:
     if not tracked:
         return  # not a git checkout (e.g. an sdist): nothing can be tracked
     assert not re.search(r"locomo10\.json|locomo-audit", tracked, re.IGNORECASE)
+
+
+def _quick_start_commands() -> list[str]:
+    """The one-line ``sh`` blocks of the README's Quick start, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)\n```", section, flags=re.DOTALL)
+    assert all("\n" not in block for block in blocks), blocks
+    return blocks
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    commands = _quick_start_commands()
+    assert len(commands) == 2  # install-and-run, then install-and-test
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    after_claim = readme.split("this is exactly what CI runs", 1)[1]
+    (announced,) = re.findall(r"\A:?\n\n```sh\n(.*?)\n```", after_claim, flags=re.DOTALL)
+    assert announced == commands[1]
+
+    script = ROOT / ".ci" / "run"
+    assert script.stat().st_mode & 0o111, ".ci/run must be executable"
+    lines = [
+        line
+        for line in script.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    # Strict mode and the checkout root, then the README's command verbatim and nothing else.
+    assert lines == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', announced]
