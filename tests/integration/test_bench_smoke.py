@@ -83,10 +83,17 @@ def test_quick_report_has_every_section_and_figure(tmp_path: Path) -> None:
     for data in lexical["by_class"].values():
         assert data["zkr"]["n"] > 0 and data["raw_fts"]["n"] > 0
     assert sections["hybrid"]["200"]["serve_memory"]["peak_rss_mb"] > 0
-    assert sections["dense"]["200"]["json_text_scan"]["n"] > 0
+    dense = sections["dense"]["200"]
+    assert dense["json_text_scan"]["n"] > 0
+    # The issue 4 acceptance 3 figure: numpy scan over the JSON-text baseline (shape, no threshold).
+    speedup = dense["speedup"]
+    assert isinstance(speedup, (int, float)) and not isinstance(speedup, bool) and speedup > 0
     assert sections["remember"]["200"]["per_second"] > 0
 
     checks = {item["check"]: item for item in report["checks"]}
     assert len(checks) >= 12
     for item in checks.values():
         assert set(item) >= {"check", "value", "target", "pass"}
+    dense_check = checks["issue4.3: dense search over JSON-text scan at 200"]
+    assert dense_check["value"] == speedup
+    assert dense_check["target"] == ">= 10 x" and isinstance(dense_check["pass"], bool)
