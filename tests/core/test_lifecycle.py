@@ -5,6 +5,7 @@ Test names follow the reference's lifecycle tests (§9.1); the error-string test
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,9 @@ from tests.core.conftest import feed, feed_records, remember, remember_raw, tabl
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import ConflictError, InvalidRequest, LimitExceeded, NotFound
+from zkr.jsonio import canonical_dumps
+from zkr.operations import to_json
+from zkr.replicate import sync
 
 A = ("a", "sam")
 B = ("b", "sam")
@@ -813,6 +817,44 @@ def test_preference_correction_history_and_deletion_scenario(db: MemoryDb) -> No
         ["source", "deletion", "evidence", "deletion", "claim"],
     ]
     assert [recorded_at for recorded_at, _ in feed(db, *A)] == [100, 200, 300]
+    # History before the correction is unchanged by deleting it; the deleted correction's claim is
+    # not resurrected at a time when it was current.
+    assert claim_hits("milk", **before) == [(created.claim_id, "Sam milk oat milk")]
+    assert claim_hits("milk", **after) == []
+
+
+def test_preference_scenario_replica_answers_history_the_same(db: MemoryDb, tmp_path: Path) -> None:
+    """The scenario above, replicated through its export feed: current and past answers match."""
+    prefs = remember_raw(
+        db, *A, "Sam takes oat milk in coffee", captured_at=100, recorded_at=100,
+        claim={"subject": "Sam", "predicate": "milk", "value": "oat milk",
+               "kind": "preference", "valid_from": 100},
+    )  # fmt: skip
+    assert prefs.claim_id is not None
+    corrected = db.correct(
+        m.CorrectRequest(
+            tenant_id="a", person_id="sam", claim_id=prefs.claim_id,
+            text="Sam switched to almond milk", value="almond milk", valid_at=200, recorded_at=200,
+        )
+    )  # fmt: skip
+    delete(db, corrected.source_id, 300)
+    remember_raw(db, "b", "sam", "Sam drinks no milk")  # another scope: never replicated
+    times = [None, (50, 50), (150, 150), (250, 250), (350, 350), (150, 250), (250, 150)]
+
+    def history(handle: MemoryDb) -> list[str]:
+        answers = []
+        for query in ("milk", "oat", "almond", "coffee"):
+            for at in times:
+                extra = {} if at is None else {"as_of": {"valid_at": at[0], "recorded_at": at[1]}}
+                answers.append(canonical_dumps(to_json(search(handle, query, **extra))))
+        return answers
+
+    with MemoryDb(tmp_path / "replica.db") as replica:
+        sync(db, replica, *A, limit=2)
+        assert history(replica) == history(db)
+    # Not vacuous: the past differs from the present, and it holds the superseded claim.
+    assert history(db)[0] != history(db)[2]
+    assert "Sam milk oat milk" in history(db)[2]
 
 
 def test_correct_checks_the_replacement_claim_fields_on_hand_edited_data(db: MemoryDb) -> None:
