@@ -252,6 +252,18 @@ def answers(db: MemoryDb, tenant: str, person: str) -> dict[str, Any]:
     result["as_of"] = ask(
         "search", query="milk Berlin", as_of={"valid_at": 10**6, "recorded_at": 10**6}
     )
+    # History: before and after each correction and deletion of build_scope, and with the valid
+    # and recorded axes apart.
+    moments: list[tuple[int, int]] = []
+    if (tenant, person) in SCOPES:
+        t = 1000 * (SCOPES.index((tenant, person)) + 1)
+        moments = [(t + k, t + k) for k in (0, 1, 5, 6, 8, 11, 12, 13, 16, 17)]
+        moments += [(t + 5, t + 13), (t + 13, t + 5)]
+    for valid_at, recorded_at in moments:
+        for query in ("milk", "Berlin Munich", "dentist", "Acme", "Apollo Thursday", "scratch"):
+            result[f"as_of {valid_at} {recorded_at} {query}"] = ask(
+                "search", query=query, as_of={"valid_at": valid_at, "recorded_at": recorded_at}
+            )
     for kind, kind_ids in ids.items():
         for target_id in kind_ids:
             result[f"get {kind} {target_id}"] = ask("get", target={"kind": kind, "id": target_id})
@@ -302,6 +314,11 @@ def test_round_trip_builds_the_same_memory(
         expected = answers(upstream, tenant, person)
         assert '"kind":"claim"' in expected["search Acme"]  # the scenario has real answers
         assert '"Munich"' in expected["profiles"] and '"id"' in expected["reviews"]
+        # The past is really different from the present (so comparing it proves something).
+        base = 1000 * (SCOPES.index(scope) + 1)
+        assert expected[f"as_of {base + 5} {base + 5} milk"] != expected["search milk"]
+        assert "milk oat" in expected[f"as_of {base + 5} {base + 5} milk"]
+        assert "Berlin" in expected[f"as_of {base + 12} {base + 12} Berlin Munich"]
         assert answers(replica, tenant, person) == expected
         assert rows_outside(replica, tenant, person) == 0
         for other in SCOPES:
