@@ -15,8 +15,17 @@ import pytest
 from tests.hermes.conftest import rows, write_locked
 from zkr_hermes import provider as provider_module
 from zkr_hermes import worker as worker_module
+from zkr_hermes.config import (
+    ORIGIN_GATEWAY,
+    ORIGIN_PINNED,
+    Scope,
+    ScopePolicy,
+    load_config,
+    resolve_scope,
+)
 from zkr_hermes.provider import ZkrMemoryProvider
 from zkr_hermes.queue import TurnQueue
+from zkr_hermes.worker import Verdict, judge_row
 
 Make = Callable[..., ZkrMemoryProvider]
 
@@ -150,14 +159,118 @@ def test_foreign_scope_rows_are_quarantined(
     assert json.loads(provider.handle_tool_call("zkr_search", {"query": "foreign"}))["items"] == []
 
 
-def test_gateway_provider_recovers_another_users_turn_in_its_scope(
+def test_default_cli_scope_quarantines_another_persons_rows(
     make_provider: Make, db_path: Path
 ) -> None:
-    """Unpinned persons (gateway user ids): a pending turn of bob is applied as bob, not as ana."""
-    queue_of(db_path).enqueue(turn_payload("bob's pending turn", "k-bob", person="bob"))
-    provider = make_provider(user_id="ana", platform="telegram")
+    """Issue 8: with nothing configured, a CLI session's person (the agent identity) is pinned."""
+    queue = queue_of(db_path)
+    queue.enqueue(turn_payload("bob's legacy turn", "k1", person="bob"))
+    queue.enqueue(turn_payload("bob's cli turn", "k2", person="bob"), origin=ORIGIN_PINNED)
+    queue.enqueue(turn_payload("own turn", "k3"), origin=ORIGIN_PINNED)
+    provider = make_provider()
+    assert provider.scope is not None and provider.scope.person_id == "default"
     assert provider._flush(10)
+    assert [(json.loads(f.payload)["ingestion_key"], f.last_error) for f in queue.failed()] == [
+        ("k1", "queued payload outside provider scope"),
+        ("k2", "queued payload outside provider scope"),
+    ]
+    assert queue.count_pending() == 0
+    assert sources_with(db_path, "bob's") == []
+    assert sources_with(db_path, "own turn") == [("hermes", "default", "own turn")]
+
+
+def test_a_gateway_users_pending_turn_waits_for_that_users_next_session(
+    make_provider: Make, db_path: Path
+) -> None:
+    """Gateway: one queue, many chat users. ana's provider never applies bob's turn (nor
+    quarantines it); bob's next session applies it, exactly once."""
+    gateway = {"platform": "telegram", "agent_identity": "default"}
+    queue = queue_of(db_path)
+    # What a gateway process that died (or shut down on a locked database) leaves behind for bob,
+    # and a turn carol's CLI left: neither is the gateway's to judge.
+    bob_turn = turn_payload("bob's pending turn", "k-bob", person="bob")
+    queue.enqueue(bob_turn, origin=ORIGIN_GATEWAY)
+    queue.enqueue(turn_payload("carol's cli turn", "k-carol", person="carol"), origin=ORIGIN_PINNED)
+    ana = make_provider(session_id="chat-ana", user_id="ana", **gateway)
+    with write_locked(db_path):
+        ana.sync_turn("ana's turn", "ok")
+        assert [p.origin for p in queue.pending()] == [ORIGIN_GATEWAY, ORIGIN_PINNED, "gateway"]
+    assert ana._flush(10)  # bob's and carol's rows do not count as ana's backlog
+    assert sources_with(db_path, "ana's turn") != []
+    assert sources_with(db_path, "pending turn") == []
+    assert queue.count_pending() == 2 and queue.failed() == []
+
+    again = make_provider(session_id="chat-bob-2", user_id="bob", **gateway)
+    assert again._flush(10)
     assert sources_with(db_path, "pending turn") == [("hermes", "bob", "bob's pending turn")]
+    again.shutdown()
+    assert make_provider(session_id="chat-bob-3", user_id="bob", **gateway)._flush(10)
+    assert len(sources_with(db_path, "pending turn")) == 1
+    assert [json.loads(p.payload)["person_id"] for p in queue.pending()] == ["carol"]
+    assert queue.failed() == []
+
+
+def test_a_cli_session_leaves_gateway_users_turns_pending(
+    make_provider: Make, db_path: Path
+) -> None:
+    """A CLI and a gateway on one Hermes home share the queue: the CLI's pinned person does not
+    make the gateway users' turns foreign."""
+    queue = queue_of(db_path)
+    queue.enqueue(turn_payload("ana's gateway turn", "k-ana", person="ana"), origin=ORIGIN_GATEWAY)
+    queue.enqueue(
+        turn_payload("other tenant", "k-t", tenant="acme", person="ana"), origin=ORIGIN_GATEWAY
+    )
+    cli = make_provider()
+    assert cli._flush(10)
+    assert [json.loads(f.payload)["ingestion_key"] for f in queue.failed()] == ["k-t"]
+    assert queue.count_pending() == 1 and sources_with(db_path, "gateway turn") == []
+    cli.shutdown()
+    ana = make_provider(session_id="chat-ana", user_id="ana", platform="telegram")
+    assert ana._flush(10)
+    assert sources_with(db_path, "gateway turn") == [("hermes", "ana", "ana's gateway turn")]
+
+
+def _policy(person: str, pinned: bool, tenant: str = "hermes") -> ScopePolicy:
+    return ScopePolicy(Scope(tenant, person), person_pinned=pinned)
+
+
+@pytest.mark.parametrize(
+    ("policies", "row", "origin", "verdict"),
+    [
+        ([_policy("ana", True)], ("hermes", "ana"), None, Verdict.APPLY),
+        ([_policy("ana", True)], ("hermes", "bob"), None, Verdict.QUARANTINE),
+        ([_policy("ana", True)], ("hermes", "bob"), ORIGIN_PINNED, Verdict.QUARANTINE),
+        ([_policy("ana", True)], ("hermes", "bob"), ORIGIN_GATEWAY, Verdict.WAIT),
+        ([_policy("ana", True)], ("acme", "ana"), ORIGIN_GATEWAY, Verdict.QUARANTINE),
+        ([_policy("ana", False)], ("hermes", "ana"), ORIGIN_GATEWAY, Verdict.APPLY),
+        ([_policy("ana", False)], ("hermes", "bob"), ORIGIN_GATEWAY, Verdict.WAIT),
+        ([_policy("ana", False)], ("hermes", "bob"), ORIGIN_PINNED, Verdict.WAIT),
+        ([_policy("ana", False)], ("hermes", "bob"), None, Verdict.WAIT),
+        ([_policy("ana", False)], ("acme", "bob"), ORIGIN_GATEWAY, Verdict.QUARANTINE),
+        ([_policy("ana", False), _policy("bob", False)], ("hermes", "bob"), None, Verdict.APPLY),
+        ([_policy("ana", False)], ("hermes", " "), ORIGIN_GATEWAY, Verdict.QUARANTINE),
+        ([_policy("ana", False)], ("hermes", 7), ORIGIN_GATEWAY, Verdict.QUARANTINE),
+        # No provider attached (the last one is shutting down): nothing is judged foreign.
+        ([], ("acme", "bob"), None, Verdict.WAIT),
+    ],
+)
+def test_scope_policy_table(
+    policies: list[ScopePolicy], row: tuple[Any, Any], origin: str | None, verdict: Verdict
+) -> None:
+    assert judge_row(policies, *row, origin) is verdict
+
+
+def test_person_is_pinned_unless_it_is_a_gateway_user(hermes_home: Path) -> None:
+    config = load_config(hermes_home)
+    cli = resolve_scope(config, {"agent_identity": "work", "agent_workspace": "hermes"})
+    assert (cli.scope, cli.person_pinned, cli.origin) == (Scope("hermes", "work"), True, "pinned")
+    gateway = resolve_scope(config, {"agent_identity": "default", "user_id": "u1"})
+    assert (gateway.scope.person_id, gateway.person_pinned, gateway.origin) == (
+        "u1",
+        False,
+        "gateway",
+    )
+    assert resolve_scope(config, {}).scope == Scope("hermes", "default")
 
 
 def test_invalid_rows_are_quarantined_without_blocking(make_provider: Make, db_path: Path) -> None:

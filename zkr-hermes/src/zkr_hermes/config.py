@@ -20,6 +20,8 @@ from typing import Any
 __all__ = [
     "CONFIG_FILE",
     "CONFIG_KEYS",
+    "ORIGIN_GATEWAY",
+    "ORIGIN_PINNED",
     "ProviderConfig",
     "Scope",
     "ScopePolicy",
@@ -167,25 +169,30 @@ class Scope:
     person_id: str
 
 
+#: Who wrote a queued row: a provider whose person is fixed (configuration, or the agent identity of
+#: a CLI session) or a gateway session whose person is the chat user Hermes named.
+ORIGIN_PINNED = "pinned"
+ORIGIN_GATEWAY = "gateway"
+
+
 @dataclass(frozen=True)
 class ScopePolicy:
-    """Which queued turns a provider may apply.
+    """The scope of one provider, and whether its person is fixed for the whole process.
 
-    The tenant must always match. The person must match when it was pinned by configuration; when
-    it comes from Hermes (a gateway's ``user_id``), one process serves many people of the same
-    tenant, and any of them may recover another's pending turn, which is applied in the turn's
-    own scope.
+    The person is *pinned* when it comes from configuration (``ZKR_PERSON_ID``, ``person_id`` in
+    ``zkr.json``) or from the agent identity Hermes passes to a CLI session: that process serves
+    exactly one person. It is not pinned when it is a gateway's ``user_id``: one gateway process
+    serves many chat users, each through its own provider. ``zkr_hermes.worker.judge_row`` decides
+    from this which queued rows a worker applies, leaves pending or quarantines.
     """
 
     scope: Scope
     person_pinned: bool
 
-    def allows(self, tenant_id: Any, person_id: Any) -> bool:
-        if tenant_id != self.scope.tenant_id or not isinstance(person_id, str):
-            return False
-        if not person_id.strip():
-            return False
-        return person_id == self.scope.person_id or not self.person_pinned
+    @property
+    def origin(self) -> str:
+        """The tag this provider's queued rows carry."""
+        return ORIGIN_PINNED if self.person_pinned else ORIGIN_GATEWAY
 
 
 def resolve_scope(config: ProviderConfig, kwargs: dict[str, Any]) -> ScopePolicy:
@@ -195,11 +202,12 @@ def resolve_scope(config: ProviderConfig, kwargs: dict[str, Any]) -> ScopePolicy
     ``agent_identity`` (the profile name). ``agent_workspace`` is the constant ``"hermes"``.
     """
     tenant = config.tenant_id or _text(kwargs.get("agent_workspace")) or DEFAULT_TENANT
-    person = config.person_id
-    pinned = bool(person)
-    if not person:
-        for key in ("user_id", "user_id_alt", "agent_identity"):
-            person = _text(str(kwargs[key]) if kwargs.get(key) is not None else "")
-            if person:
-                break
-    return ScopePolicy(Scope(tenant, person or DEFAULT_PERSON), person_pinned=pinned)
+    if config.person_id:
+        return ScopePolicy(Scope(tenant, config.person_id), person_pinned=True)
+    for key in ("user_id", "user_id_alt"):
+        person = _text(str(kwargs[key]) if kwargs.get(key) is not None else "")
+        if person:
+            return ScopePolicy(Scope(tenant, person), person_pinned=False)
+    identity = kwargs.get("agent_identity")
+    person = _text(str(identity) if identity is not None else "") or DEFAULT_PERSON
+    return ScopePolicy(Scope(tenant, person), person_pinned=True)

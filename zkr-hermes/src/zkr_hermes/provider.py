@@ -287,8 +287,8 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         self._recent_keys.append(key)
 
     def _enqueue(self, payload: dict[str, Any]) -> None:
-        queue, worker = self._queue, self._worker
-        if queue is None:
+        queue, worker, policy = self._queue, self._worker, self._policy
+        if queue is None or policy is None:
             return
         serialized = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         if len(serialized.encode("utf-8")) > MAX_REQUEST_BYTES:
@@ -296,7 +296,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             queue.reject(serialized, f"turn exceeds {MAX_REQUEST_BYTES} bytes")
             log.warning("zkr: a turn over %d bytes was quarantined", MAX_REQUEST_BYTES)
             return
-        queue.enqueue(serialized)
+        queue.enqueue(serialized, origin=policy.origin)
         if worker is not None:
             worker.wake()
 

@@ -6,7 +6,8 @@ and ``synchronous = FULL`` so that every committed row has been fsync'd. A row h
 (a crash between applying and deleting it, or two processes racing) stores one memory.
 
 Rows that must never reach the database move to ``failed_turns`` with the reason (the quarantine).
-The table layout is the original zkr provider's, so its queue files are read as they are.
+The table layout is the original zkr provider's, so its queue files are read as they are; columns
+added since (``attempts``, ``last_error``, ``origin``) are added in place.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _BUSY_TIMEOUT_SECONDS = 5.0
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_turns("
     "id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, "
-    "attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT)",
+    "attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, origin TEXT)",
     "CREATE TABLE IF NOT EXISTS failed_turns("
     "id INTEGER PRIMARY KEY, payload TEXT NOT NULL, attempts INTEGER NOT NULL, "
     "last_error TEXT NOT NULL, failed_at INTEGER NOT NULL)",
@@ -38,6 +39,8 @@ class PendingTurn:
     payload: str
     attempts: int
     last_error: str | None
+    #: Who queued it (``config.ORIGIN_PINNED`` / ``ORIGIN_GATEWAY``); None for older rows.
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class TurnQueue:
                 )
             if "last_error" not in columns:
                 conn.execute("ALTER TABLE pending_turns ADD COLUMN last_error TEXT")
+            if "origin" not in columns:
+                conn.execute("ALTER TABLE pending_turns ADD COLUMN origin TEXT")
             conn.execute("COMMIT")
 
     @contextlib.contextmanager
@@ -82,10 +87,12 @@ class TurnQueue:
 
     # ------------------------------------------------------------------ writers
 
-    def enqueue(self, payload: str) -> int:
+    def enqueue(self, payload: str, origin: str | None = None) -> int:
         """Append one serialized request; returns only once the row is on disk."""
         with self._connect() as conn:
-            cursor = conn.execute("INSERT INTO pending_turns(payload) VALUES (?)", (payload,))
+            cursor = conn.execute(
+                "INSERT INTO pending_turns(payload, origin) VALUES (?, ?)", (payload, origin)
+            )
             return int(cursor.lastrowid or 0)
 
     def remove(self, turn_id: int) -> None:
@@ -130,14 +137,15 @@ class TurnQueue:
 
     # ------------------------------------------------------------------ readers
 
-    def pending(self, limit: int = 50) -> list[PendingTurn]:
-        """The oldest pending rows, in the order they were enqueued."""
+    def pending(self, limit: int = 50, after_id: int = 0) -> list[PendingTurn]:
+        """The oldest pending rows after *after_id*, in the order they were enqueued."""
         with self._connect() as conn:
             rows = conn.execute(
-                "SELECT id, payload, attempts, last_error FROM pending_turns ORDER BY id LIMIT ?",
-                (limit,),
+                "SELECT id, payload, attempts, last_error, origin FROM pending_turns "
+                "WHERE id > ? ORDER BY id LIMIT ?",
+                (after_id, limit),
             ).fetchall()
-        return [PendingTurn(int(r[0]), str(r[1]), int(r[2]), r[3]) for r in rows]
+        return [PendingTurn(int(r[0]), str(r[1]), int(r[2]), r[3], r[4]) for r in rows]
 
     def count_pending(self) -> int:
         with self._connect() as conn:

@@ -5,10 +5,21 @@ One worker thread per queue file and process, shared by every provider instance 
 its own ingestion key, so a retry, a crash between applying and forgetting a row, or another
 process applying the same row concurrently never stores a turn twice.
 
+Scope policy (``judge_row``): a row is applied only by a worker that has a provider of exactly
+the row's (tenant, person) attached. Otherwise:
+
+- a row of another tenant is quarantined (the tenant is always configuration);
+- a row of another person is quarantined when an attached provider's person is pinned (by
+  configuration or a CLI session's agent identity: this process serves one person) and the row was
+  not queued by a gateway session;
+- any other row stays pending for its own person's provider: a gateway serves many chat users from
+  one queue, and a user's turn left pending (a crash, a locked database at shutdown) is applied by
+  that user's next session, in this process or another, never by someone else's.
+
 Failure policy:
 
-- a row that can never be applied (not JSON, outside every attached provider's scope, refused by
-  zkr's validation) is quarantined at once, with the reason;
+- a row that can never be applied (not JSON, outside the scope policy, refused by zkr's
+  validation) is quarantined at once, with the reason;
 - a busy or locked database, or a database that needs a newer zkr, is transient: the row stays
   pending (order kept) and is retried with back-off, for as long as it takes;
 - any other error is retried; after ``MAX_ATTEMPTS`` the row is quarantined.
@@ -37,10 +48,17 @@ from zkr.errors import (
     ZkrError,
 )
 from zkr.plugins import open_db
-from zkr_hermes.config import ScopePolicy
+from zkr_hermes.config import ORIGIN_GATEWAY, Scope, ScopePolicy
 from zkr_hermes.queue import PendingTurn, TurnQueue
 
-__all__ = ["MAX_ATTEMPTS", "QueueWorker", "acquire_worker", "release_worker"]
+__all__ = [
+    "MAX_ATTEMPTS",
+    "QueueWorker",
+    "Verdict",
+    "acquire_worker",
+    "judge_row",
+    "release_worker",
+]
 
 log = logging.getLogger("zkr_hermes")
 
@@ -49,15 +67,41 @@ MAX_ATTEMPTS = 3
 #: (another process may have enqueued rows we were not woken for).
 MAX_BACKOFF_SECONDS = 2.0
 IDLE_POLL_SECONDS = 1.0
+RETRY_PAUSE_SECONDS = 0.05
 _RESULTS_KEPT = 512
 
 REASON_INVALID = "invalid queued payload"
 REASON_SCOPE = "queued payload outside provider scope"
+_PAGE = 50
+
+
+class Verdict(Enum):
+    APPLY = "apply"
+    QUARANTINE = "quarantine"
+    WAIT = "wait"  # someone else's: left pending for its own person's provider
+
+
+def judge_row(
+    policies: list[ScopePolicy], tenant_id: Any, person_id: Any, origin: str | None
+) -> Verdict:
+    """What a worker serving *policies* does with a queued row of (*tenant_id*, *person_id*)."""
+    if not isinstance(tenant_id, str) or not isinstance(person_id, str) or not person_id.strip():
+        return Verdict.QUARANTINE
+    if not policies:
+        return Verdict.WAIT  # no provider attached (shutting down): judge nothing
+    if any(p.scope == Scope(tenant_id, person_id) for p in policies):
+        return Verdict.APPLY
+    if all(p.scope.tenant_id != tenant_id for p in policies):
+        return Verdict.QUARANTINE
+    if origin != ORIGIN_GATEWAY and any(p.person_pinned for p in policies):
+        return Verdict.QUARANTINE
+    return Verdict.WAIT
 
 
 class _Outcome(Enum):
     DONE = "done"  # applied (or already applied): the row is gone
     QUARANTINED = "quarantined"
+    SKIPPED = "skipped"  # another person's row, left pending for them
     RETRY = "retry"  # counted failure, may be retried right away
     TRANSIENT = "transient"  # wait and retry the same row
 
@@ -76,6 +120,9 @@ class QueueWorker:
         self._thread: threading.Thread | None = None
         self._local = threading.local()  # the thread's own MemoryDb handle
         self._warned: set[str] = set()
+        # Drain passes, numbered; the last one that ended with nothing left for us to apply.
+        self._passes_started = 0
+        self._last_clean_pass = 0
         #: ingestion_key -> remember result, for turns applied by this worker (bounded).
         self.results: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
@@ -120,14 +167,22 @@ class QueueWorker:
         self._wake.set()
 
     def flush(self, timeout: float) -> bool:
-        """Wait (at most *timeout* seconds) until no row is pending; True if none is."""
+        """Wait (at most *timeout* seconds) until every row queued before the call that this
+        worker may apply is applied (or quarantined). Rows left pending for other people do not
+        count. True when that happened in time."""
         deadline = time.monotonic() + timeout
+        with self._progress:
+            # A pass already running may have read the queue before our rows were written.
+            wanted = self._passes_started + 1
         while True:
             try:
                 if self.queue.count_pending() == 0:
                     return True
             except sqlite3.Error:
                 pass
+            with self._progress:
+                if self._last_clean_pass >= wanted:
+                    return True
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self.alive:
                 return False
@@ -142,14 +197,22 @@ class QueueWorker:
         try:
             while True:
                 idle = False
+                with self._progress:
+                    self._passes_started += 1
+                    number = self._passes_started
                 try:
                     state = self._drain()
                 except Exception as exc:  # never let the thread die on an unexpected error
                     self._warn_once("drain", f"zkr: queue worker error ({type(exc).__name__})")
                     state = _Outcome.TRANSIENT
+                if state is _Outcome.DONE:
+                    with self._progress:
+                        self._last_clean_pass = number
                 if state is _Outcome.TRANSIENT:
                     pause = backoff
                     backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                elif state is _Outcome.RETRY:
+                    pause = RETRY_PAUSE_SECONDS  # the next attempt; MAX_ATTEMPTS bounds them
                 else:
                     backoff = 0.1
                     idle = True
@@ -175,19 +238,28 @@ class QueueWorker:
                 self._progress.notify_all()
 
     def _drain(self) -> _Outcome:
-        """Apply rows until the queue is empty (DONE) or one must wait (TRANSIENT)."""
+        """Apply rows until none is left for us (DONE), one must wait (TRANSIENT), or the pass
+        ends with rows that failed and are to be retried (RETRY).
+
+        Rows are read in pages by id, so rows left pending for other people never hide the
+        ones behind them.
+        """
+        after, retried = 0, False
         while True:
-            rows = self.queue.pending(limit=50)
+            rows = self.queue.pending(limit=_PAGE, after_id=after)
             if not rows:
-                return _Outcome.DONE
+                return _Outcome.RETRY if retried else _Outcome.DONE
             for row in rows:
                 deadline = self._stop_deadline
                 if deadline is not None and time.monotonic() >= deadline:
                     return _Outcome.TRANSIENT
-                if self._apply(row) is _Outcome.TRANSIENT:
+                outcome = self._apply(row)
+                if outcome is _Outcome.TRANSIENT:
                     return _Outcome.TRANSIENT
+                retried = retried or outcome is _Outcome.RETRY
                 with self._progress:
                     self._progress.notify_all()
+            after = rows[-1].id
 
     def _apply(self, row: PendingTurn) -> _Outcome:
         try:
@@ -199,8 +271,12 @@ class QueueWorker:
             return _Outcome.QUARANTINED
         with self._lock:
             policies = list(self._policies)
-        tenant, person = payload.get("tenant_id"), payload.get("person_id")
-        if not any(policy.allows(tenant, person) for policy in policies):
+        verdict = judge_row(
+            policies, payload.get("tenant_id"), payload.get("person_id"), row.origin
+        )
+        if verdict is Verdict.WAIT:
+            return _Outcome.SKIPPED
+        if verdict is Verdict.QUARANTINE:
             self._quarantine(row, REASON_SCOPE)
             return _Outcome.QUARANTINED
         try:
