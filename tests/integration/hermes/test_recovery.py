@@ -1,4 +1,5 @@
-"""Acceptance 2 and 3 with real Hermes: SIGKILL after sync_turn returned, and quarantine."""
+"""Acceptance 2 and 3 with real Hermes: SIGKILL after sync_turn returned, quarantine, the gateway's
+per-user recovery, and a bounded shutdown."""
 
 from __future__ import annotations
 
@@ -100,6 +101,42 @@ def test_foreign_queue_records_are_quarantined(hermes_home: Path) -> None:
     assert rows(db, "SELECT tenant_id, person_id, content FROM sources") == [
         ("hermes", "default", "local turn")
     ]
+
+
+def test_default_cli_scope_quarantines_another_persons_turn(hermes_home: Path) -> None:
+    """Nothing configured: the CLI session's person (Hermes' agent identity) is pinned."""
+    from zkr_hermes.queue import TurnQueue
+
+    queue = TurnQueue(hermes_home / "zkr.db.queue")
+    queue.enqueue(_queued("hermes", "mallory", "foreign person turn", "k1"), origin="pinned")
+    queue.enqueue(_queued("hermes", "default", "local turn", "k2"), origin="pinned")
+    assert run_script("start_stop.py", hermes_home) == {"flushed": True}
+    failed = rows(hermes_home / "zkr.db.queue", "SELECT payload, last_error FROM failed_turns")
+    assert [(json.loads(p)["person_id"], reason) for p, reason in failed] == [
+        ("mallory", "queued payload outside provider scope")
+    ]
+    assert rows(hermes_home / "zkr.db", "SELECT person_id, content FROM sources") == [
+        ("default", "local turn")
+    ]
+
+
+def test_gateway_users_turn_is_applied_by_that_users_next_session(hermes_home: Path) -> None:
+    """A gateway process serving alice neither applies nor quarantines bob's pending turn; bob's
+    next session (another process) applies it exactly once."""
+    from zkr_hermes.queue import TurnQueue
+
+    queue_path, db = hermes_home / "zkr.db.queue", hermes_home / "zkr.db"
+    TurnQueue(queue_path).enqueue(
+        _queued("hermes", "bob", "bob's pending turn", "k-bob"), origin="gateway"
+    )
+    assert run_script("start_stop.py", hermes_home, "alice") == {"flushed": True}
+    assert rows(queue_path, "SELECT count(*) FROM pending_turns") == [(1,)]
+    assert rows(queue_path, "SELECT count(*) FROM failed_turns") == [(0,)]
+    assert count(db, "bob's pending turn") == 0
+    for _ in range(2):
+        assert run_script("start_stop.py", hermes_home, "bob") == {"flushed": True}
+        assert rows(db, "SELECT person_id, content FROM sources") == [("bob", "bob's pending turn")]
+    assert rows(queue_path, "SELECT count(*) FROM pending_turns") == [(0,)]
 
 
 def test_shutdown_is_bounded_while_the_database_is_locked(hermes_home: Path) -> None:
