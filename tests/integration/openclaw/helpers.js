@@ -24,11 +24,11 @@ export const ZKR = process.env.ZKR_COMMAND ?? execFileSync("sh", ["-c", "command
  * zkr's shebang: an `env python3` shebang could go through a shim (pyenv) that adds variables
  * of its own to the environment the test inspects.
  */
-export function makeStub(dir) {
+export function makeStub(dir, name = "zkr-stub") {
   const [shebang] = readFileSync(ZKR, "utf8").split("\n", 1);
   const python = shebang.startsWith("#!/") ? shebang : "#!/usr/bin/env python3";
   const body = readFileSync(here("./stubs/zkr-stub.py"), "utf8").replace(/^#!.*\n/u, "");
-  const stub = join(dir, "zkr-stub");
+  const stub = join(dir, name);
   writeFileSync(stub, `${python}\n${body}`);
   chmodSync(stub, 0o755);
   return stub;

@@ -56,9 +56,14 @@ async function up() {
   assert.ok(response.status < 500, `gateway answers (${response.status})`);
 }
 
+/** Everything the stub logged: start records, and a record per SIGTERM it received. */
+function records() {
+  return readFileSync(stubLog, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+}
+
 /** The stub's start records: argv, environment and mode of every zkr the plugin spawned. */
 function starts() {
-  return readFileSync(stubLog, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  return records().filter((record) => "argv" in record);
 }
 
 try {
@@ -136,6 +141,8 @@ try {
     assert.equal(start.argv[0], "--db");
     assert.ok(["openclaw-serve", "openclaw-tool"].includes(start.argv[2]));
   }
+  // The plugin stops zkr with SIGKILL only (the stub would survive a SIGTERM and log it).
+  assert.deepEqual(records().filter((record) => record.signal), []);
   log(`${all.length} zkr starts, each with only [${[...new Set(all.flatMap((s) => Object.keys(s.env)))].sort().join(", ")}]`);
   console.log("GATEWAY CHECKS PASSED");
 } finally {

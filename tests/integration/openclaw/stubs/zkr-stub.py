@@ -5,10 +5,15 @@ Called exactly like zkr: `zkr-stub.py --db PATH OPERATION`. The mode comes from 
 from the file named by $ZKR_STUB_MODE_FILE, else "real". Both variables pass the plugin's
 environment filter because they start with ZKR_. Every start appends its argv and environment to
 $ZKR_STUB_LOG (JSON lines) when that is set, so tests can check what the plugin handed over.
+
+The stub survives SIGTERM (it logs it and carries on): only SIGKILL ends a stub that does not
+finish by itself, so a test can tell which signal the plugin used. It installs that handler
+before it logs its start, so a logged pid always has it. (Mode "real" execs zkr, which resets it.)
 """
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,10 +23,28 @@ MODE = os.environ.get("ZKR_STUB_MODE") or (
     Path(MODE_FILE).read_text().strip() if MODE_FILE and Path(MODE_FILE).exists() else "real"
 )
 LOG = os.environ.get("ZKR_STUB_LOG")
-if LOG:
-    with open(LOG, "a") as log:
-        start = {"mode": MODE, "pid": os.getpid(), "argv": sys.argv[1:], "env": dict(os.environ)}
-        log.write(json.dumps(start) + "\n")
+
+
+def log_event(event):
+    if LOG:
+        with open(LOG, "a") as log:
+            log.write(json.dumps(event) + "\n")
+
+
+def on_sigterm(signum, frame):
+    log_event({"pid": os.getpid(), "signal": "SIGTERM"})
+
+
+signal.signal(signal.SIGTERM, on_sigterm)
+log_event(
+    {
+        "mode": MODE,
+        "pid": os.getpid(),
+        "command": sys.argv[0],
+        "argv": sys.argv[1:],
+        "env": dict(os.environ),
+    }
+)
 
 
 def answers():
@@ -63,6 +86,11 @@ elif MODE == "fail":  # a zkr error with a detail that must not leak
     sys.exit(1)
 elif MODE == "hang":
     time.sleep(60)
+elif MODE == "chatty":  # 300 kB of warnings on stderr with every (good) answer
+    for request_id, _request in answers():
+        sys.stderr.write("warning " * 37_500)
+        sys.stderr.flush()
+        reply(request_id, {"results": []})
 elif MODE == "env":  # report what the plugin handed over, as a search result's details
     for request_id, request in answers():
         reply(

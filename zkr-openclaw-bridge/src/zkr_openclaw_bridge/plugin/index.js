@@ -227,7 +227,7 @@ export class ZkrMemoryHost {
       getMemorySearchManager: async ({ agentId }) => ({ manager: this.manager(agentId) }),
       resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
       closeMemorySearchManager: async ({ agentId }) => {
-        this.#managers.delete(agentId);
+        this.#managers.delete(agentId || DEFAULT_AGENT); // the same key manager() used
       },
       closeAllMemorySearchManagers: async () => {
         this.#managers.clear();

@@ -32,6 +32,7 @@ export const MAX_REQUEST_BYTES = 1024 * 1024;
 /** Cap on what one call may print (stdout and stderr together), after which zkr is killed. */
 export const MAX_OUTPUT_BYTES = 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_DATABASE = "~/.zkr/memory.db";
 const SERVE_FAILURES_BEFORE_PAUSE = 2;
 const SERVE_PAUSE_MS = 60_000;
 const CLOSE_GRACE_MS = 2_000;
@@ -108,10 +109,10 @@ export function resolveDatabase(database) {
 }
 
 /**
- * Spawn zkr with fixed arguments and the minimal environment.
+ * Spawn zkr with fixed arguments and the minimal environment (exported for the allow-list test).
  * @param {string} command @param {string} database @param {string} operation @param {Record<string, string>} env
  */
-function spawnZkr(command, database, operation, env) {
+export function spawnZkr(command, database, operation, env) {
   if (!ZKR_OPERATIONS.includes(operation)) throw new TypeError("unsupported zkr operation");
   const child = spawn(command, ["--db", database, operation], {
     shell: false,
@@ -222,6 +223,8 @@ class ServeSession {
   /** @type {Buffer[]} */
   #partial = [];
   #partialBytes = 0;
+  // stderr since the last answer: the output cap applies per call, like one-shot, so a serve
+  // process that warns now and then is not killed for the sum of its lifetime's warnings.
   #stderrBytes = 0;
   alive = true;
   /** @type {import("node:child_process").ChildProcessWithoutNullStreams} */
@@ -288,6 +291,7 @@ class ServeSession {
     if (typeof id !== "number" || id !== firstId) return this.fail("protocol");
     const waiter = this.#pending.get(id);
     this.#pending.delete(id);
+    this.#stderrBytes = 0;
     if (this.#pending.size === 0) this.#setActive(false);
     if (!waiter) return;
     waiter.done();
@@ -365,8 +369,14 @@ export class ZkrClient {
     this.#options = options;
   }
 
+  /** The database file, `~/` expanded (what status() reports; a relative path stays as given). */
   get database() {
-    return this.#options.database ?? "~/.zkr/memory.db";
+    const database = this.#options.database ?? DEFAULT_DATABASE;
+    try {
+      return resolveDatabase(database);
+    } catch {
+      return database;
+    }
   }
 
   /** Whether calls currently go through a serve process. */
@@ -408,6 +418,8 @@ export class ZkrClient {
    */
   async call(input, options = {}) {
     const { signal, readOnly = false } = options;
+    // Checked before a serve process is started for nothing.
+    if (signal?.aborted) throw new ZkrCommandError("aborted");
     const { command, database, env } = this.#resolve();
     const timeoutMs = this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (this.#useServe()) {
