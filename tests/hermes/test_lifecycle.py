@@ -6,14 +6,14 @@ import json
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.hermes.conftest import CLI_KWARGS, rows
-from zkr_hermes import _compat
+from zkr_hermes import _compat, recall
 from zkr_hermes import provider as provider_module
 from zkr_hermes.config import load_config
 from zkr_hermes.provider import ZkrMemoryProvider
@@ -162,21 +162,132 @@ def test_prefetch_is_bounded_and_never_piles_up(
         release.set()
 
 
-def test_queue_prefetch_caches_the_next_recall(
-    make_provider: Make, monkeypatch: pytest.MonkeyPatch
+class SlowSearches:
+    """Makes the searches of chosen queries hang until released (the rest run normally)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.release = threading.Event()
+        self.slow: set[str] = set()
+        self.queries: list[str] = []
+        real_run = provider_module.operations.run
+
+        def run(db: Any, name: str, payload: Any) -> Any:
+            if name == "search":
+                self.queries.append(payload["query"])
+                if payload["query"] in self.slow:
+                    self.release.wait(30)
+            return real_run(db, name, payload)
+
+        monkeypatch.setattr(provider_module.operations, "run", run)
+
+
+@pytest.fixture
+def searches(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowSearches]:
+    slow = SlowSearches(monkeypatch)
+    yield slow
+    slow.release.set()
+
+
+def end_turn(provider: ZkrMemoryProvider, user: str, assistant: str) -> None:
+    """What Hermes 0.19.0 runs on its mem-sync worker after a turn: sync_turn, queue_prefetch."""
+    provider.sync_turn(user, assistant)
+    provider.queue_prefetch(user)
+    running = provider._searches.running()
+    if running is not None:
+        assert running.done.wait(10)
+
+
+def test_the_warm_recall_answers_when_the_next_turns_search_is_slow(
+    make_provider: Make, searches: SlowSearches
+) -> None:
+    """Hermes' real sequence: queue_prefetch(<the turn that ended>) then prefetch(<a different
+    next message>). A slow fresh search costs the turn FAST_WAIT_SECONDS, not prefetch_timeout."""
+    provider = make_provider()
+    stored = json.loads(
+        provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello every Sunday"})
+    )
+    end_turn(provider, "Does Ana play the cello?", "Yes, she does.")
+    searches.slow.add("When are her lessons?")
+    block = provider.prefetch("When are her lessons?")
+    assert not searches.release.is_set()  # answered while the fresh search was still running
+    assert searches.queries == ["Does Ana play the cello?", "When are her lessons?"]
+    assert block.splitlines() == [
+        "[zkr cited memory]",
+        f"- Ana plays the cello every Sunday [evidence: {stored['evidence_id']}]",
+    ]  # and not the turn that just ended: the model still has it
+
+
+def test_a_fast_fresh_search_comes_first_and_the_warm_recall_adds_to_it(
+    make_provider: Make, searches: SlowSearches
 ) -> None:
     provider = make_provider()
     provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"})
-    provider.queue_prefetch("cello")
-    real_run = provider_module.operations.run
-    monkeypatch.setattr(provider_module.operations, "run", lambda *a: pytest.fail("searched again"))
-    assert "Ana plays the cello" in provider.prefetch("cello")
-    assert provider._prefetch.cached is None  # used once
-    monkeypatch.setattr(provider_module.operations, "run", real_run)
-    provider.queue_prefetch("cello")
+    provider.handle_tool_call("zkr_store", {"content": "Lessons are on Sunday mornings"})
+    end_turn(provider, "Does Ana play the cello?", "Yes.")
+    lines = provider.prefetch("When are lessons?").splitlines()
+    assert [line.split(" [evidence")[0] for line in lines] == [
+        "[zkr cited memory]",
+        "- Lessons are on Sunday mornings",
+        "- Ana plays the cello",
+    ]
+    # Used once: the turn after that (no new queue_prefetch) gets the fresh search alone.
+    assert "cello" not in provider.prefetch("When are lessons?")
+
+
+def test_a_write_since_the_warm_recall_makes_it_unused(
+    make_provider: Make, hermes_home: Path, searches: SlowSearches
+) -> None:
+    ZkrMemoryProvider().save_config({"prefetch_timeout": "0.3"}, str(hermes_home))
+    provider = make_provider()
+    claim = json.loads(
+        provider.handle_tool_call(
+            "zkr_store",
+            {"content": "Ana lives in Lisbon", "subject": "Ana", "predicate": "home"},
+        )
+    )
+    end_turn(provider, "Where does Ana live? Lisbon?", "In Lisbon.")
+    corrected = provider.handle_tool_call(
+        "zkr_correct",
+        {"claim_id": claim["claim_id"], "content": "Ana moved to Porto", "value": "Porto"},
+    )
+    assert "error" not in json.loads(corrected)
+    searches.slow.add("And her sister?")
+    assert provider.prefetch("And her sister?") == ""  # not the superseded "Lisbon"
+    searches.release.set()
+    end_turn(provider, "Where does Ana live? Lisbon?", "Porto now.")
+    provider.handle_tool_call("zkr_store", {"content": "unrelated later note"})
+    assert "Lisbon" not in provider.prefetch("sister")
+
+
+def test_the_warm_recall_belongs_to_its_session_and_expires(
+    make_provider: Make,
+    hermes_home: Path,
+    searches: SlowSearches,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ZkrMemoryProvider().save_config({"prefetch_timeout": "0.3"}, str(hermes_home))
+    provider = make_provider()
+    provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"})
+    searches.slow.update({"Does Ana play the cello?", "next question"})
+    provider.sync_turn("Does Ana play the cello?", "Yes.")
+    provider.queue_prefetch("Does Ana play the cello?")
+    queued = provider._searches.running()
+    assert queued is not None and queued.kind == "queued"
+    # /new while the queued search still runs: what it finds belongs to the old session.
     provider.on_session_switch("session-2", parent_session_id="session-1")
     assert provider._session_id == "session-2"
-    assert provider._prefetch.cached is None
+    searches.release.set()
+    assert queued.done.wait(10)
+    searches.release.clear()
+    assert provider.prefetch("next question") == ""
+    searches.release.set()
+    searches.slow.discard("Does Ana play the cello?")
+    searches.release.clear()
+    end_turn(provider, "Does Ana play the cello?", "Yes.")
+    later = recall.monotonic() + recall.WARM_RECALL_SECONDS + 1
+    monkeypatch.setattr(recall, "monotonic", lambda: later)
+    assert provider.prefetch("next question") == ""
+    searches.release.set()
 
 
 def test_memory_tool_writes_are_mirrored_as_cited_memories(

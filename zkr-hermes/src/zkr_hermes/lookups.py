@@ -18,6 +18,7 @@ __all__ = [
     "deletion_time",
     "live_note_claim",
     "recent_turns",
+    "scope_sequence",
     "supporting_sources",
 ]
 
@@ -62,6 +63,17 @@ def deletion_time(db: MemoryDb, scope: Scope, source_id: str, now: int) -> int:
     if claims is not None and claims[0] is not None:
         at = max(at, int(claims[0]) + 1)
     return at
+
+
+def scope_sequence(db: MemoryDb, scope: Scope) -> int:
+    """The scope's newest commit: every write to the scope (from any process) appends one, so an
+    unchanged number means a recall made earlier is still what a search would find."""
+    with db.atomic(write=False) as conn:
+        row = conn.execute(
+            "SELECT max(sequence) FROM memory_commits WHERE tenant_id = ? AND person_id = ?",
+            (scope.tenant_id, scope.person_id),
+        ).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else 0
 
 
 def live_note_claim(db: MemoryDb, scope: Scope, subject: str, fragment: str) -> str | None:

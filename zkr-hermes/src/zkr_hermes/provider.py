@@ -25,7 +25,7 @@ from zkr.db import MemoryDb
 from zkr.errors import ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
 from zkr.plugins import open_db
-from zkr_hermes import lookups, tools
+from zkr_hermes import lookups, recall, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
     DEFAULT_PREFETCH_LIMIT,
@@ -49,8 +49,9 @@ log = logging.getLogger("zkr_hermes")
 SHUTDOWN_FLUSH_SECONDS = 3.0
 #: How long session boundaries (end, compression, memory-note edits) wait for queued turns.
 BOUNDARY_FLUSH_SECONDS = 1.0
-#: A prefetched excerpt is cut to this many characters: the block rides on every request.
-PREFETCH_EXCERPT_CHARS = 500
+#: How long the warm recall waits for the turn just queued to be stored (a next turn that comes
+#: sooner waits for the warm recall, so this stays short).
+WARM_FLUSH_SECONDS = 0.5
 _RECENT_TURNS_KEPT = 50
 TOOL_BUSY_ATTEMPTS = 2
 
@@ -63,15 +64,6 @@ SYSTEM_PROMPT = (
 
 def _now() -> int:
     return int(time.time())
-
-
-class _Prefetch:
-    """One bounded background search; a stuck one is never waited on twice."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.running: threading.Thread | None = None
-        self.cached: tuple[str, str] | None = None  # (query, block) from queue_prefetch
 
 
 class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
@@ -89,7 +81,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         self._session_id = ""
         self._turn_started: tuple[str, int] | None = None
         self._recent_keys: collections.deque[str] = collections.deque(maxlen=_RECENT_TURNS_KEPT)
-        self._prefetch = _Prefetch()
+        self._searches = recall.SearchSlot()
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ identity and setup
@@ -200,54 +192,85 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
     # ------------------------------------------------------------------ recall
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
-        """Cited memories for the coming turn, within ``prefetch_timeout`` seconds."""
-        if self._read_db is None or not isinstance(query, str) or not query.strip():
-            return ""
-        cached, self._prefetch.cached = self._prefetch.cached, None
-        if cached is not None and cached[0] == query:
-            return cached[1]  # used once: the next turn's writes must not be hidden by it
-        holder: list[str] = []
-        with self._prefetch.lock:
-            running = self._prefetch.running
-            if running is not None and running.is_alive():
-                # An earlier search is stuck (a long write lock): don't pile up threads.
-                return ""
-            thread = threading.Thread(
-                target=lambda: holder.append(self._recall(query)),
-                name="zkr-prefetch",
-                daemon=True,
-            )
-            self._prefetch.running = thread
-            thread.start()
+        """Cited memories for the coming turn, within ``prefetch_timeout`` seconds.
+
+        Hermes passes ``session_id=""`` here; the session is the one from initialize/switch.
+        See ``zkr_hermes.recall`` for how the warm recall left by ``queue_prefetch`` is used.
+        """
         config = self._config
-        thread.join(config.prefetch_timeout if config else DEFAULT_PREFETCH_TIMEOUT)
-        return holder[0] if holder else ""
+        if self._read_db is None or config is None or not isinstance(query, str):
+            return ""
+        if not query.strip():
+            return ""
+        deadline = recall.monotonic() + config.prefetch_timeout
+        running = self._searches.running()
+        if running is not None:
+            if running.kind != "queued":
+                return ""  # an earlier turn's search is stuck (a long lock): don't pile up
+            # The previous turn's queued search is still finishing: it is the warm recall.
+            running.done.wait(max(0.0, deadline - recall.monotonic()))
+        warm = self._searches.take_warm(self._session_id)
+        fresh = self._searches.start("fresh", lambda search: self._search(search, query))
+        if fresh is None:
+            return ""
+        if warm is None:
+            fresh.done.wait(max(0.0, deadline - recall.monotonic()))
+            return recall.render(fresh.items or [])
+        fresh.done.wait(min(recall.FAST_WAIT_SECONDS, max(0.0, deadline - recall.monotonic())))
+        if not fresh.done.is_set():
+            # Slow: answer with the warm recall if nothing was written since it was made.
+            fresh.sequence_ready.wait(max(0.0, deadline - recall.monotonic()))
+            if fresh.sequence == warm.sequence:
+                return recall.render(warm.items)
+            fresh.done.wait(max(0.0, deadline - recall.monotonic()))
+        if not fresh.done.is_set() or fresh.items is None:
+            return ""
+        if fresh.sequence != warm.sequence:
+            return recall.render(fresh.items)
+        return recall.render(recall.merge(fresh.items, warm.items))
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
-        """Recall for *query* now (Hermes' background worker) so a repeat costs nothing."""
+        """Start the warm recall for the turn that just ended (*query* is its user message)."""
         if self._read_db is None or not isinstance(query, str) or not query.strip():
             return
-        self._prefetch.cached = (query, self._recall(query))
+        session = self._session_id
+        recent = list(self._recent_keys)
 
-    def _recall(self, query: str) -> str:
+        def body(search: recall.Search) -> None:
+            # The turn was queued just before: let it be stored first, so that its own commit
+            # does not make this recall look outdated at the next turn.
+            self._flush(WARM_FLUSH_SECONDS)
+            self._search(search, query)
+            if search.items is None or search.sequence is None:
+                return
+            # The turn itself is the best match for its own words, and the model still has it.
+            items = recall.without_evidence(search.items, self._turn_evidence(recent))
+            self._searches.keep_warm(
+                recall.Warm(session, search.sequence, items, recall.monotonic())
+            )
+
+        self._searches.start("queued", body)
+
+    def _search(self, search: recall.Search, query: str) -> None:
         db, scope, config = self._read_db, self.scope, self._config
         if db is None or scope is None or config is None:
-            return ""
+            return
         try:
+            search.publish_sequence(lookups.scope_sequence(db, scope))
             pack = operations.run(
                 db, "search", {**_scoped(scope), "query": query, "limit": config.prefetch_limit}
             )
         except Exception as exc:  # recall is best effort: a turn never fails for it
             log.debug("zkr: prefetch failed: %s", type(exc).__name__)
-            return ""
-        lines = []
-        for item in pack.get("items", []):
-            excerpt = " ".join(str(item.get("excerpt", "")).split())
-            if len(excerpt) > PREFETCH_EXCERPT_CHARS:
-                excerpt = excerpt[: PREFETCH_EXCERPT_CHARS - 1] + "…"
-            evidence = ", ".join(item.get("evidence_ids", []))
-            lines.append(f"- {excerpt} [evidence: {evidence}]")
-        return "\n".join(["[zkr cited memory]", *lines]) if lines else ""
+            return
+        search.items = list(pack.get("items", []))
+
+    def _turn_evidence(self, keys: list[str]) -> list[str]:
+        worker = self._worker
+        if worker is None:
+            return []
+        results = dict(worker.results)
+        return [str(results[key]["evidence_id"]) for key in keys if key in results]
 
     # ------------------------------------------------------------------ capture
 
@@ -407,7 +430,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
     ) -> None:
         self._session_id = new_session_id or ""
         self._turn_started = None
-        self._prefetch.cached = None
+        self._searches.forget_warm()
         if reset:
             self._recent_keys.clear()
 
