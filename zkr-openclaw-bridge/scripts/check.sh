@@ -57,7 +57,15 @@ if [ "$WANT_NODE24" = 1 ] && [ ! -x "$NODE24" ]; then
 fi
 
 # --- a work folder: the plugin as `zkr-openclaw-bridge install` puts it, tests, isolated state --
+# $WORK/plugin is what node --test, the loader and the gateway load. No node_modules may sit in
+# it or any folder above it: OpenClaw supplies a load.paths plugin with openclaw/plugin-sdk/* only
+# (and runs no npm install), so a bare runtime import (typebox, ...) must fail here as it would on
+# a user's machine. The SDK (openclaw, typescript) is linked only into $WORK/sdk, beside it, for
+# tsc (on a copy of the plugin) and for the host probe, which imports openclaw itself.
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zkr-openclaw-check.XXXXXX")
+for dir in "$WORK" $(d=$WORK; while [ "$d" != / ]; do d=$(dirname "$d"); echo "$d"; done); do
+  [ ! -e "$dir/node_modules" ] || { echo "check.sh: $dir/node_modules is above the plugin under test; set TMPDIR elsewhere" >&2; rm -rf "$WORK"; exit 2; }
+done
 TMP_OPENCLAW_EXISTED=0; [ -e /tmp/openclaw ] && TMP_OPENCLAW_EXISTED=1
 cleanup() {
   rm -rf "$WORK"
@@ -67,14 +75,15 @@ cleanup() {
 trap cleanup EXIT
 step "install the plugin with zkr-openclaw-bridge (node $(node --version), zkr $ZKR)"
 "$BRIDGE" install "$WORK/plugin" --command "$ZKR" --database "$WORK/state/zkr.db"
-mkdir -p "$WORK/test" "$WORK/home" "$WORK/state"
-cp "$TESTS/types.check.ts" "$TESTS/tsconfig.json" "$WORK/test/"
-cp -r "$TESTS/host" "$WORK/test/host"
-mv "$WORK/test/tsconfig.json" "$WORK/tsconfig.json"
-ln -s "$HOST/node_modules" "$WORK/node_modules"
+mkdir -p "$WORK/sdk/test" "$WORK/home" "$WORK/state"
+cp -r "$WORK/plugin" "$WORK/sdk/plugin"
+cp "$TESTS/types.check.ts" "$WORK/sdk/test/"
+cp "$TESTS/tsconfig.json" "$WORK/sdk/tsconfig.json"
+cp -r "$TESTS/host" "$WORK/sdk/test/host"
+ln -s "$HOST/node_modules" "$WORK/sdk/node_modules"
 
 step "tsc --noEmit --checkJs against the openclaw@$OPENCLAW_VERSION declarations"
-node "$HOST/node_modules/typescript/bin/tsc" -p "$WORK/tsconfig.json"
+node "$HOST/node_modules/typescript/bin/tsc" -p "$WORK/sdk/tsconfig.json"
 echo "tsc: no errors"
 
 step "node --test (the installed plugin against the real zkr; a hostile zkr)"
@@ -93,9 +102,9 @@ config() {  # config COMMAND [EXTRA_PLUGIN_CONFIG_JSON]
       slots: { memory: "zkr" }, entries: { zkr: { enabled: true, config } } } }, null, 2));' "$WORK" "$@"
 }
 config "$ZKR" > "$OPENCLAW_CONFIG_PATH"
-(cd "$WORK/test/host" && node host-probe.mjs cited)
+(cd "$WORK/sdk/test/host" && node host-probe.mjs cited)
 config "$ZKR" '{"bogus":true}' > "$WORK/bogus.json"
-(cd "$WORK/test/host" && OPENCLAW_CONFIG_PATH=$WORK/bogus.json node host-probe.mjs invalid-config)
+(cd "$WORK/sdk/test/host" && OPENCLAW_CONFIG_PATH=$WORK/bogus.json node host-probe.mjs invalid-config)
 
 if [ "$WANT_NODE24" = 0 ]; then step "ALL CHECKS PASSED (node $(node --version); Node 24 stage skipped)"; exit 0; fi
 
@@ -118,6 +127,6 @@ config "$WORK/zkr-stub" > "$OPENCLAW_CONFIG_PATH"
 PORT=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
 CHECK_WORK=$WORK CHECK_PORT=$PORT OPENCLAW_ENTRY=$HOST/node_modules/openclaw/openclaw.mjs \
 ZKR_STUB_REAL=$ZKR ZKR_STUB_MODE_FILE=$WORK/stub-mode ZKR_STUB_LOG=$WORK/stub.log \
-  node "$WORK/test/host/gateway-check.mjs" || { echo "--- gateway output"; tail -n 40 "$WORK/gateway.out"; exit 1; }
+  node "$WORK/sdk/test/host/gateway-check.mjs" || { echo "--- gateway output"; tail -n 40 "$WORK/gateway.out"; exit 1; }
 
 step "ALL CHECKS PASSED (node $NODE_SYSTEM + $("$NODE24" --version))"
