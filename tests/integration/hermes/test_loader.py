@@ -118,3 +118,16 @@ def test_backup_paths_outside_hermes_home(hermes_home: Path, tmp_path: Path) -> 
         f"{external}.queue",
     ]
     assert rows(external, "SELECT count(*) FROM sources")[0][0] > 0
+
+
+def test_the_warm_recall_answers_hermes_next_turn(hermes_home: Path) -> None:
+    """§4 / item 6: Hermes calls queue_prefetch(<the ended turn>) then prefetch(<the next message>);
+    the queued work must serve that next turn (here its own search hangs), not an exact repeat."""
+    out = run_script("warm_recall.py", hermes_home)
+    assert out["drained"] is True
+    assert out["searched"] == ["When are her lessons?"]  # the next turn did search its message
+    assert out["answered_while_search_hung"] is True
+    assert out["block"].splitlines() == [
+        "[zkr cited memory]",
+        f"- Ana plays the cello every Sunday [evidence: {out['evidence_id']}]",
+    ]
