@@ -17,23 +17,30 @@ from zkr_hermes.provider import ZkrMemoryProvider
 
 WRITER = textwrap.dedent(
     """
-    import sys
+    import os, sys, time
     from zkr import operations
     from zkr.db import MemoryDb
 
-    db = MemoryDb(sys.argv[1])
-    for i in range(int(sys.argv[2])):
+    db, stop = MemoryDb(sys.argv[1]), sys.argv[2]
+    written = 0
+    while written < 5000:
+        stopping = os.path.exists(stop)
         operations.run(db, "remember", {
             "tenant_id": "hermes", "person_id": "writer", "kind": "document",
-            "text": f"external note {i}", "captured_at": 1, "recorded_at": 1,
+            "text": f"external note {written}", "captured_at": 1, "recorded_at": 1,
         })
-    print("done", flush=True)
+        written += 1
+        if written == 1:
+            print("STARTED", flush=True)
+        if stopping:  # this write began after the stop file appeared: it follows every chat's
+            break
+        time.sleep(0.005)  # a busy client, not a lock hog
+    print(written, flush=True)
     """
 )
 
 USERS = 4
 EACH = 8
-EXTERNAL = 40
 
 
 def test_providers_and_another_process_write_together(
@@ -61,11 +68,15 @@ def test_providers_and_another_process_write_together(
 
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
+    stop = tmp_path / "stop"
     writer = subprocess.Popen(
-        [sys.executable, str(script), str(db_path), str(EXTERNAL)],
+        [sys.executable, str(script), str(db_path), str(stop)],
         stdout=subprocess.PIPE,
         text=True,
     )
+    # Start barrier: the other process is writing before any chat starts, and goes on writing
+    # until every chat is done, so the writes overlap by construction (checked below).
+    assert writer.stdout is not None and writer.stdout.readline().strip() == "STARTED"
 
     def chat(i: int) -> None:
         provider = providers[i]
@@ -83,14 +94,24 @@ def test_providers_and_another_process_write_together(
         thread.start()
     for thread in chats:
         thread.join()
-    assert writer.communicate(timeout=60)[0].strip() == "done"
+    for provider in providers:
+        assert provider._flush(30)
+    stop.touch()
+    written = int(writer.communicate(timeout=60)[0].strip())
     assert writer.returncode == 0
     for provider in providers:
         provider.shutdown()
 
     assert errors == []
     per_person = dict(rows(db_path, "SELECT person_id, count(*) FROM sources GROUP BY person_id"))
-    assert per_person == {**{f"user-{i}": 2 * EACH for i in range(USERS)}, "writer": EXTERNAL}
+    assert per_person == {**{f"user-{i}": 2 * EACH for i in range(USERS)}, "writer": written}
     queue = db_path.with_name("zkr.db.queue")
     assert rows(queue, "SELECT count(*) FROM pending_turns") == [(0,)]
     assert rows(queue, "SELECT count(*) FROM failed_turns") == [(0,)]
+    # Overlap, read from the database's own insertion order: the other process wrote before the
+    # first and after the last provider write, and in between them.
+    order = [person for (person,) in rows(db_path, "SELECT person_id FROM sources ORDER BY rowid")]
+    providers_at = [k for k, person in enumerate(order) if person != "writer"]
+    writer_at = [k for k, person in enumerate(order) if person == "writer"]
+    assert writer_at[0] < providers_at[0] and providers_at[-1] < writer_at[-1]
+    assert any(providers_at[0] < k < providers_at[-1] for k in writer_at)
