@@ -1,9 +1,11 @@
 """Gateway sessions: several providers (one per chat, each with its user id) loaded by Hermes in
-one process, storing through tools and syncing turns from their own threads at once."""
+one process, storing through tools and syncing turns from their own threads at once, after a
+start barrier (prints READY, waits for GO on stdin)."""
 
 import json
 import sys
 import threading
+import time
 
 from agent.memory_manager import MemoryManager
 from plugins.memory import load_memory_provider
@@ -24,6 +26,11 @@ for i in range(users):
     )
     managers.append(manager)
 errors = []
+# Start barrier: Hermes is imported and every session initialized; the test starts its zkr CLI
+# writers and then says GO, so that both sides write at the same time.
+print("READY", flush=True)
+if sys.stdin.readline().strip() != "GO":
+    raise SystemExit("no GO")
 
 
 def chat(i):
@@ -36,6 +43,7 @@ def chat(i):
             errors.append(result)
         manager.sync_all(f"user-{i} turn {n}", "ok", session_id=f"chat-{i}")
         manager.prefetch_all(f"fact {n}")
+        time.sleep(0.05)  # chat turns are not back to back: the CLI gets to write in between
     if not manager.flush_pending(timeout=60):
         errors.append({"error": f"chat {i} did not drain"})
 
