@@ -65,7 +65,7 @@ def isolated(session: nox.Session) -> None:
     session.run("tox", "run-parallel", "--parallel-no-spinner", "-p", "2", *session.posargs)
 
 
-@nox.session
+@nox.session(python=["3.11", "3.12", "3.13"])
 def hermes(session: nox.Session) -> None:
     """zkr-hermes against the real hermes-agent 0.19.0 (its loader, agent loop and CLI)."""
     _sync(session, "--all-packages", "--group", "test")
