@@ -9,26 +9,12 @@ claim. ``table_snapshot(db)`` reads every table so a test can assert that nothin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from zkr import models as m
 from zkr.db import MemoryDb
 
 __all__ = ["feed", "feed_records", "remember", "remember_raw", "table_snapshot"]
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[MemoryDb]:
-    """A fresh, migrated memory database in a temporary file."""
-    handle = MemoryDb(tmp_path / "memory.db")
-    try:
-        yield handle
-    finally:
-        handle.close()
 
 
 def remember(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,16 +12,6 @@ from zkr_openclaw_bridge.tools import run_tool
 
 TENANT = "openclaw"
 PERSON = "main"
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[MemoryDb]:
-    """A fresh, migrated memory database in a temporary file."""
-    handle = MemoryDb(tmp_path / "memory.db")
-    try:
-        yield handle
-    finally:
-        handle.close()
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import pytest
@@ -179,15 +178,6 @@ class Memory:
                 )
             )
         )
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[MemoryDb]:
-    handle = MemoryDb(tmp_path / "memory.db")
-    try:
-        yield handle
-    finally:
-        handle.close()
 
 
 @pytest.fixture
