@@ -101,6 +101,17 @@ def claim_text(subject: str, predicate: str, value: str) -> str:
     return f"{subject} {predicate} {value}"
 
 
+# kind -> the live target's text column(s) then its revision; scope and id are the parameters.
+_PROJECTION_QUERIES = {
+    "source": "SELECT content, revision FROM sources WHERE id = ? AND tenant_id = ?"
+    " AND person_id = ? AND deleted_at IS NULL",
+    "evidence": "SELECT quote, source_revision FROM evidence WHERE id = ? AND tenant_id = ?"
+    " AND person_id = ? AND deleted_at IS NULL",
+    "claim": "SELECT subject, predicate, value, recorded_from FROM claims WHERE id = ?"
+    f" AND tenant_id = ? AND person_id = ? AND {_CURRENT_CLAIM}",
+}
+
+
 def projection_input(
     conn: sqlite3.Connection, tenant_id: str, person_id: str, kind: str, target_id: str
 ) -> ProjectionText:
@@ -108,31 +119,15 @@ def projection_input(
 
     :raises NotFound: the target is missing, not live (deleted, not current) or in another scope.
     """
-    if kind == "source":
-        row = conn.execute(
-            "SELECT content, revision FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?"
-            " AND deleted_at IS NULL",
-            (target_id, tenant_id, person_id),
-        ).fetchone()
-        if row is not None:
-            return ProjectionText(kind, target_id, row[0], row[1])
-    elif kind == "evidence":
-        row = conn.execute(
-            "SELECT quote, source_revision FROM evidence WHERE id = ? AND tenant_id = ?"
-            " AND person_id = ? AND deleted_at IS NULL",
-            (target_id, tenant_id, person_id),
-        ).fetchone()
-        if row is not None:
-            return ProjectionText(kind, target_id, row[0], row[1])
-    elif kind == "claim":
-        row = conn.execute(
-            "SELECT subject, predicate, value, recorded_from FROM claims WHERE id = ?"
-            f" AND tenant_id = ? AND person_id = ? AND {_CURRENT_CLAIM}",
-            (target_id, tenant_id, person_id),
-        ).fetchone()
-        if row is not None:
-            return ProjectionText(kind, target_id, claim_text(row[0], row[1], row[2]), row[3])
-    raise NotFound()
+    query = _PROJECTION_QUERIES.get(kind)
+    row = (
+        None if query is None else conn.execute(query, (target_id, tenant_id, person_id)).fetchone()
+    )
+    if row is None:
+        raise NotFound()
+    *columns, revision = row
+    text = claim_text(*columns) if kind == "claim" else columns[0]
+    return ProjectionText(kind, target_id, text, revision)
 
 
 # ----------------------------------------------------------------------------------------------
