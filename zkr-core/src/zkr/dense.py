@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zkr import models as m
-from zkr.embeddings import Config, Target, _checks, current_lane, input_hash
+from zkr.embeddings import Config, Target, _checks, _has_table, current_lane, input_hash
 from zkr.errors import EmbeddingError, UnknownPluginError
 from zkr.validation import is_blank
 from zkr.vectors import F32, row_vector, to_float32
@@ -454,13 +454,6 @@ def _stamp(conn: sqlite3.Connection) -> tuple[int, int]:
     return version, conn.total_changes
 
 
-def _tracked(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embedding_dirty'"
-    ).fetchone()
-    return row is not None
-
-
 def load_lane(
     db: MemoryDb,
     conn: sqlite3.Connection,
@@ -477,7 +470,8 @@ def load_lane(
     if not cache:
         return _build(conn, lane_key, None)
     key = "\x00".join(lane_key)
-    if not _tracked(conn):  # no ticks to follow: keep a lane only until the data changes
+    # No ticks to follow (no embedding_dirty table): keep a lane only until the data changes.
+    if not _has_table(conn, "embedding_dirty"):
         stamp = _stamp(conn)
         cached = db.caches.get(f"dense:{key}")
         if isinstance(cached, DenseLane) and cached.stamp == stamp:

@@ -141,12 +141,16 @@ _EMPTY_CHECKS = (
 )
 
 
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
+
+
 def _checks(conn: sqlite3.Connection) -> str:
     """The certificate table, or an empty stand-in for a file migrated without it."""
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embedding_checks'"
-    ).fetchone()
-    return "embedding_checks" if row is not None else _EMPTY_CHECKS
+    return "embedding_checks" if _has_table(conn, "embedding_checks") else _EMPTY_CHECKS
 
 
 # SQL: is the target of embeddings-like row `alias` live with revision `alias.target_revision`?
@@ -527,13 +531,6 @@ _KIND_SQL = {
         "t.deleted_at IS NULL",
     ),
 }
-
-
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-    ).fetchone()
-    return row is not None
 
 
 def register_lane(
