@@ -2,7 +2,8 @@
 
 ``zkr.testing`` marks the process as a test run, so installed ``zkr`` entry points are not
 auto-loaded (a test asks with ``load_plugins(entry_points=True)``), and provides the
-``memory_db`` and ``registered_plugin`` fixtures.
+``memory_db`` and ``registered_plugin`` fixtures. Here: the ``db`` fixture and
+``remember_payload``, the contract's store fixture shared by the core and CLI helpers.
 
 This file is loaded by every distribution's isolated test run, so it imports only zkr-core and
 pytest.
@@ -10,9 +11,13 @@ pytest.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from zkr.db import MemoryDb
+
+__all__ = ["remember_payload"]
 
 pytest_plugins = ["zkr.testing"]
 
@@ -21,3 +26,25 @@ pytest_plugins = ["zkr.testing"]
 def db(memory_db: MemoryDb) -> MemoryDb:
     """The tests' short name for ``memory_db``: a fresh, migrated database in a temporary file."""
     return memory_db
+
+
+def remember_payload(value: str = "Acme", **overrides: Any) -> dict[str, Any]:
+    """The contract's store fixture: ``Sam works at <value>`` with the claim
+    (Sam, employer, value, fact, valid_from 10), captured and recorded at 10, scope (a, sam)."""
+    payload: dict[str, Any] = {
+        "tenant_id": "a",
+        "person_id": "sam",
+        "kind": "conversation",
+        "text": f"Sam works at {value}",
+        "captured_at": 10,
+        "recorded_at": 10,
+        "claim": {
+            "subject": "Sam",
+            "predicate": "employer",
+            "value": value,
+            "kind": "fact",
+            "valid_from": 10,
+        },
+    }
+    payload.update(overrides)
+    return payload

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import remember_payload
+
 __all__ = ["MAX_REQUEST_BYTES", "Outcome", "db_snapshot", "remember_payload"]
 
 MAX_REQUEST_BYTES = 1_048_576
@@ -172,25 +174,3 @@ def db_snapshot(path: Path) -> dict[str, Any]:
         return snapshot
     finally:
         conn.close()
-
-
-def remember_payload(value: str = "Acme", **overrides: Any) -> dict[str, Any]:
-    """The contract's store fixture: ``Sam works at <value>`` with the claim
-    (Sam, employer, value, fact, valid_from 10), captured and recorded at 10, scope (a, sam)."""
-    payload: dict[str, Any] = {
-        "tenant_id": "a",
-        "person_id": "sam",
-        "kind": "conversation",
-        "text": f"Sam works at {value}",
-        "captured_at": 10,
-        "recorded_at": 10,
-        "claim": {
-            "subject": "Sam",
-            "predicate": "employer",
-            "value": value,
-            "kind": "fact",
-            "valid_from": 10,
-        },
-    }
-    payload.update(overrides)
-    return payload

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.conftest import remember_payload
 from zkr import models as m
 from zkr.db import MemoryDb
 
@@ -21,21 +22,7 @@ def remember(
     db: MemoryDb, tenant: str, person: str, value: str, /, **overrides: Any
 ) -> m.RememberResult:
     """``Sam works at <value>`` with the claim (Sam, employer, value, fact, valid_from 10)."""
-    payload: dict[str, Any] = {
-        "tenant_id": tenant,
-        "person_id": person,
-        "kind": "conversation",
-        "text": f"Sam works at {value}",
-        "captured_at": 10,
-        "recorded_at": 10,
-        "claim": {
-            "subject": "Sam",
-            "predicate": "employer",
-            "value": value,
-            "kind": "fact",
-            "valid_from": 10,
-        },
-    }
+    payload = remember_payload(value, tenant_id=tenant, person_id=person)
     payload.update(overrides)
     return db.remember(m.RememberRequest.model_validate(payload))
 
