@@ -15,7 +15,13 @@ from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
 from zkr.feed import append_commit
 from zkr.fts_rows import index_source
-from zkr.records import claim_evidence_record, claim_record, evidence_record, source_record
+from zkr.records import (
+    claim_evidence_record,
+    claim_record,
+    evidence_record,
+    source_record,
+    stored_locator,
+)
 from zkr.validation import is_blank, new_id, require_scope, require_text
 
 if TYPE_CHECKING:
@@ -276,31 +282,11 @@ def _replay(conn: sqlite3.Connection, request: m.RememberRequest) -> m.RememberR
         and row[3] == request.captured_at
         and row[4] == request.recorded_at
         and stored_claim == requested_claim
-        and _stored_locator(conn, tenant, person, evidence_id) == request.locator
+        and stored_locator(conn, tenant, person, evidence_id) == request.locator
     )
     if not same:
         raise ConflictError("ingestion_key conflicts with different memory payload")
     return m.RememberResult(source_id=source_id, evidence_id=evidence_id, claim_id=claim_id)
-
-
-def _stored_locator(
-    conn: sqlite3.Connection, tenant_id: str, person_id: str, evidence_id: str
-) -> m.LocatorInput | None:
-    row = conn.execute(
-        "SELECT device_id, provider, stream_id, segment_id, start_ms, end_ms"
-        " FROM evidence_locators WHERE tenant_id = ? AND person_id = ? AND evidence_id = ?",
-        (tenant_id, person_id, evidence_id),
-    ).fetchone()
-    if row is None:
-        return None
-    return m.LocatorInput(
-        device_id=row[0],
-        provider=row[1],
-        stream_id=row[2],
-        segment_id=row[3],
-        start_ms=row[4],
-        end_ms=row[5],
-    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -319,4 +305,4 @@ def locator(db: MemoryDb, request: m.LocatorRequest) -> m.LocatorInput | None:
         ).fetchone()
         if live is None:
             return None
-        return _stored_locator(conn, request.tenant_id, request.person_id, request.evidence_id)
+        return stored_locator(conn, request.tenant_id, request.person_id, request.evidence_id)

@@ -24,6 +24,7 @@ __all__ = [
     "evidence_record",
     "profile_record",
     "source_record",
+    "stored_locator",
     "time_range",
 ]
 
@@ -67,6 +68,27 @@ def source_record(conn: sqlite3.Connection, source_id: str) -> ExportRecord:
     return ("source", record)
 
 
+def stored_locator(
+    conn: sqlite3.Connection, tenant_id: str, person_id: str, evidence_id: str
+) -> m.LocatorInput | None:
+    """The transcript locator stored for an evidence row in scope, or ``None``."""
+    row = conn.execute(
+        "SELECT device_id, provider, stream_id, segment_id, start_ms, end_ms"
+        " FROM evidence_locators WHERE tenant_id = ? AND person_id = ? AND evidence_id = ?",
+        (tenant_id, person_id, evidence_id),
+    ).fetchone()
+    if row is None:
+        return None
+    return m.LocatorInput(
+        device_id=row[0],
+        provider=row[1],
+        stream_id=row[2],
+        segment_id=row[3],
+        start_ms=row[4],
+        end_ms=row[5],
+    )
+
+
 def evidence_record(conn: sqlite3.Connection, evidence_id: str) -> ExportRecord:
     row = conn.execute(
         "SELECT id, tenant_id, person_id, source_id, source_revision, quote, recorded_at,"
@@ -74,23 +96,7 @@ def evidence_record(conn: sqlite3.Connection, evidence_id: str) -> ExportRecord:
         " FROM evidence WHERE id = ?",
         (evidence_id,),
     ).fetchone()
-    loc = conn.execute(
-        "SELECT device_id, provider, stream_id, segment_id, start_ms, end_ms FROM evidence_locators"
-        " WHERE tenant_id = ? AND person_id = ? AND evidence_id = ?",
-        (row[1], row[2], row[0]),
-    ).fetchone()
-    locator = (
-        None
-        if loc is None
-        else m.LocatorInput(
-            device_id=loc[0],
-            provider=loc[1],
-            stream_id=loc[2],
-            segment_id=loc[3],
-            start_ms=loc[4],
-            end_ms=loc[5],
-        )
-    )
+    locator = stored_locator(conn, row[1], row[2], row[0])
     body = m.EvidenceBody(
         id=row[0],
         tenant_id=row[1],
