@@ -197,13 +197,3 @@ def hash_embedder(registered_plugin: Any) -> HashEmbedder:
 
     registered_plugin(Plugin(), name="hash-embedder")
     return embedder
-
-
-def items(pack: m.RetrievalPack) -> list[tuple[str, str, int]]:
-    """``(kind, id, relevance)`` of each item."""
-    return [(i.memory.kind.value, i.memory.id, i.relevance_basis_points) for i in pack.items]
-
-
-@pytest.fixture
-def pack_items() -> Any:
-    return items
