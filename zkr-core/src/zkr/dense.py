@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zkr import models as m
-from zkr.embeddings import Config, Target, _checks, _has_table, current_lane, input_hash
+from zkr.embeddings import Config, Target, _checks, current_lane, input_hash
 from zkr.errors import EmbeddingError, UnknownPluginError
+from zkr.schema import has_table
 from zkr.validation import is_blank
 from zkr.vectors import F32, row_vector, to_float32
 
@@ -471,7 +472,7 @@ def load_lane(
         return _build(conn, lane_key, None)
     key = "\x00".join(lane_key)
     # No ticks to follow (no embedding_dirty table): keep a lane only until the data changes.
-    if not _has_table(conn, "embedding_dirty"):
+    if not has_table(conn, "embedding_dirty"):
         stamp = _stamp(conn)
         cached = db.caches.get(f"dense:{key}")
         if isinstance(cached, DenseLane) and cached.stamp == stamp:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from zkr import models as m
 from zkr.errors import EmbeddingError, LimitExceeded, NotFound
+from zkr.schema import has_table
 from zkr.validation import is_blank, require_scope
 
 if TYPE_CHECKING:
@@ -141,16 +142,9 @@ _EMPTY_CHECKS = (
 )
 
 
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-    ).fetchone()
-    return row is not None
-
-
 def _checks(conn: sqlite3.Connection) -> str:
     """The certificate table, or an empty stand-in for a file migrated without it."""
-    return "embedding_checks" if _has_table(conn, "embedding_checks") else _EMPTY_CHECKS
+    return "embedding_checks" if has_table(conn, "embedding_checks") else _EMPTY_CHECKS
 
 
 # SQL: is the target of embeddings-like row `alias` live with revision `alias.target_revision`?
@@ -542,7 +536,7 @@ def register_lane(
     lane is seen, every candidate target without a certificate at its current revision enters the
     backlog (one pass over the scope); from then on triggers keep it exact.
     """
-    if not _has_table(conn, "projection_lanes"):
+    if not has_table(conn, "projection_lanes"):
         return
     added = conn.execute(
         "INSERT INTO projection_lanes(tenant_id, person_id, model, version) VALUES (?, ?, ?, ?)"
@@ -580,7 +574,7 @@ def backlog_covers(
     lane, so it is healthy. Otherwise (unregistered lane, mixed or off-lane certificates) the
     caller scans every target.
     """
-    if not _has_table(conn, "projection_lanes"):
+    if not has_table(conn, "projection_lanes"):
         return False
     registered = conn.execute(
         "SELECT 1 FROM projection_lanes WHERE tenant_id = ? AND person_id = ? AND model = ?"

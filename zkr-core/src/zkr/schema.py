@@ -14,7 +14,13 @@ import sqlite3
 from zkr.embedding_tracking import EMBEDDING_TRACKING
 from zkr.errors import SchemaVersionError
 
-__all__ = ["CONTRACT_SCHEMA_VERSION", "SCHEMA_VERSION", "create_current_schema", "migrate"]
+__all__ = [
+    "CONTRACT_SCHEMA_VERSION",
+    "SCHEMA_VERSION",
+    "create_current_schema",
+    "has_table",
+    "migrate",
+]
 
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
@@ -301,7 +307,8 @@ def _statements(script: str) -> list[str]:
     return statements
 
 
-def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the database has a table (or view) called *name*."""
     row = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", (name,)
     ).fetchone()
@@ -328,7 +335,7 @@ def migrate(conn: sqlite3.Connection) -> None:
         if version == SCHEMA_VERSION:
             conn.execute("COMMIT")
             return
-        if version == 0 and not _has_table(conn, "sources"):
+        if version == 0 and not has_table(conn, "sources"):
             create_current_schema(conn)
         else:
             from zkr.legacy import migrate_legacy
