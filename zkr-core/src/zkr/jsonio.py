@@ -49,15 +49,18 @@ def parse_request(raw: bytes | str) -> Any:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise RequestParseError(f"invalid UTF-8 at byte {exc.start}") from None
+        # Strict decoding refused raw surrogates: only ``\u`` escapes can still produce one.
+        may_hold_surrogates = "\\u" in text
     else:
         text = raw
+        may_hold_surrogates = "\\u" in text or not text.isascii()
     if not text.strip():
         raise RequestParseError("EOF while parsing a value at line 1 column 0")
     try:
         value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise RequestParseError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if _has_lone_surrogate(value):
+    if may_hold_surrogates and _has_lone_surrogate(value):
         raise RequestParseError("lone leading surrogate in hex escape")
     return value
 
