@@ -368,12 +368,12 @@ def database_stats(path: Path) -> dict[str, Any]:
 class Serve:
     """One ``zkr --db DB serve`` process: send a JSON line, time until its answer line arrives."""
 
-    def __init__(self, db: Path, stderr_dir: Path) -> None:
+    def __init__(self, db: Path, stderr_dir: Path, command: list[str] | None = None) -> None:
         self.stderr_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in close()
             dir=stderr_dir, prefix="serve-", suffix=".log", delete=False
         )
         self.process = subprocess.Popen(
-            [zkr_executable(), "--db", str(db), "serve"],
+            command or [zkr_executable(), "--db", str(db), "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
@@ -439,12 +439,28 @@ class Serve:
 
 
 @contextmanager
-def serving(db: Path, work_dir: Path) -> Iterator[Serve]:
-    server = Serve(db, work_dir)
+def serving(db: Path, work_dir: Path, command: list[str] | None = None) -> Iterator[Serve]:
+    server = Serve(db, work_dir, command)
     try:
         yield server
     finally:
         server.close()
+
+
+# The cheapest possible server behind the same kind of pipe: a Python process that sends every line
+# straight back. Its round trip is a floor that any process answering over this pipe pays on top of
+# its own work, so (raw FTS5 + echo) / raw FTS5 bounds the ratio a served search can reach.
+ECHO_CHILD = (
+    "import sys\n"
+    "read, write = sys.stdin.buffer, sys.stdout.buffer\n"
+    "for line in read:\n"
+    "    write.write(line)\n"
+    "    write.flush()\n"
+)
+
+
+def echo_command() -> list[str]:
+    return [sys.executable, "-c", ECHO_CHILD]
 
 
 def scope(meta: dict[str, Any]) -> dict[str, str]:
@@ -613,14 +629,22 @@ def section_cold_cli(
 def section_lexical(
     db: Path, meta: dict[str, Any], queries: dict[str, list[str]], settings: Settings, work: Path
 ) -> dict[str, Any]:
+    """Each query, in turn: through ``serve`` (the figure), the raw FTS5 floor, the same request
+    line through an echo process (the pipe's own floor) and ``MemoryDb.search`` in this process
+    (the library path an in-process host such as zkr-hermes takes)."""
+    from zkr import MemoryDb
+    from zkr import models as zkr_models
+
     limit = 10
     candidate_limit = 4 * limit
     raw_conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    zkr_times: dict[str, list[float]] = {name: [] for name in queries}
-    raw_times: dict[str, list[float]] = {name: [] for name in queries}
+    library = MemoryDb(db)
+    timings: dict[str, dict[str, list[float]]] = {
+        lane: {name: [] for name in queries} for lane in ("zkr", "raw", "echo", "library")
+    }
     per_query: list[dict[str, Any]] = []
     deadline = Deadline(settings.section_budget_s)
-    with serving(db, work) as server:
+    with serving(db, work) as server, serving(db, work, echo_command()) as echo:
         _, floor_probe = server.call("locator", {**scope(meta), "evidence_id": "no-such-id"})
         floor = [
             server.call("locator", {**scope(meta), "evidence_id": "no-such-id"})[0]
@@ -631,25 +655,46 @@ def section_lexical(
             for name, qs in queries.items()
             for q in qs
         }
-        for (_name, q), line in lines.items():  # warm-up pass, untimed
+        requests = {
+            key: zkr_models.SearchRequest(**json.loads(line)["request"])
+            for key, line in lines.items()
+        }
+
+        def library_search(key: tuple[str, str]) -> float:
+            started = time.perf_counter()
+            library.search(requests[key])
+            return time.perf_counter() - started
+
+        for key, line in lines.items():  # warm-up pass, untimed
             if deadline.expired():
                 break
             server.call_raw(line)
-            raw_fts(raw_conn, q, candidate_limit)
+            raw_fts(raw_conn, key[1], candidate_limit)
+            echo.call_raw(line)
+            library_search(key)
         for _ in range(settings.repeats):
             for (name, q), line in lines.items():
                 if deadline.expired():
                     break
                 zkr_s, answer = server.call_raw(line)
                 raw_s, raw_rows = raw_fts(raw_conn, q, candidate_limit)
-                zkr_times[name].append(zkr_s)
-                raw_times[name].append(raw_s)
+                echo_s, _ = echo.call_raw(line)
+                library_s = library_search((name, q))
+                for lane, seconds in (
+                    ("zkr", zkr_s),
+                    ("raw", raw_s),
+                    ("echo", echo_s),
+                    ("library", library_s),
+                ):
+                    timings[lane][name].append(seconds)
                 per_query.append(
                     {
                         "class": name,
                         "query": q,
                         "zkr_ms": round(zkr_s * 1000, 3),
                         "raw_fts_ms": round(raw_s * 1000, 3),
+                        "echo_ms": round(echo_s * 1000, 3),
+                        "library_ms": round(library_s * 1000, 3),
                         "raw_rows": raw_rows,
                         "items": len(answer.get("items", [])) if isinstance(answer, dict) else None,
                     }
@@ -657,31 +702,50 @@ def section_lexical(
         health = server.health()
         memory = server.memory()
     raw_conn.close()
+    library.close()
 
     classes: dict[str, Any] = {}
     for name in queries:
-        zkr_summary = summary(zkr_times[name])
-        raw_summary = summary(raw_times[name])
-        ratios = [z / r for z, r in zip(zkr_times[name], raw_times[name], strict=True) if r > 0]
+        zkr_summary = summary(timings["zkr"][name])
+        raw_summary = summary(timings["raw"][name])
+        echo_summary = summary(timings["echo"][name])
+        library_summary = summary(timings["library"][name])
+        pairs = zip(timings["zkr"][name], timings["raw"][name], strict=True)
+        ratios = [z / r for z, r in pairs if r > 0]
+        raw_ms, echo_ms = raw_summary["median_ms"], echo_summary["median_ms"]
         classes[name] = {
             "zkr": zkr_summary,
             "raw_fts": raw_summary,
-            "ratio_of_medians": ratio(zkr_summary["median_ms"], raw_summary["median_ms"]),
+            "ratio_of_medians": ratio(zkr_summary["median_ms"], raw_ms),
             # What zkr adds on top of the FTS5 floor (serve round trip, JSON, resolution, items).
             "excess_ms": None
-            if zkr_summary["median_ms"] is None or raw_summary["median_ms"] is None
-            else round(zkr_summary["median_ms"] - raw_summary["median_ms"], 3),
+            if zkr_summary["median_ms"] is None or raw_ms is None
+            else round(zkr_summary["median_ms"] - raw_ms, 3),
             "median_of_ratios": round(statistics.median(ratios), 3) if ratios else None,
+            # The pipe alone: an echo of the same request line through the same kind of pipe.
+            "pipe_echo": echo_summary,
+            # The best ratio any process behind that pipe could reach if it did nothing but run
+            # the raw statement: (raw + echo) / raw.
+            "pipe_bound_ratio": None
+            if raw_ms is None or echo_ms is None
+            else ratio(raw_ms + echo_ms, raw_ms),
+            "library": library_summary,
+            "library_ratio_of_medians": ratio(library_summary["median_ms"], raw_ms),
             "queries": queries[name],
         }
-    all_zkr = [t for times in zkr_times.values() for t in times]
-    all_raw = [t for times in raw_times.values() for t in times]
+    all_zkr = [t for times in timings["zkr"].values() for t in times]
+    all_raw = [t for times in timings["raw"].values() for t in times]
+    all_library = [t for times in timings["library"].values() for t in times]
     del floor_probe
     return {
         "limit": limit,
         "candidate_limit": candidate_limit,
         "raw_statement": RAW_FTS,
-        "overall": {"zkr": summary(all_zkr), "raw_fts": summary(all_raw)},
+        "overall": {
+            "zkr": summary(all_zkr),
+            "raw_fts": summary(all_raw),
+            "library": summary(all_library),
+        },
         "by_class": classes,
         "serve_floor_locator": summary(floor),
         "serve_memory": memory,
@@ -1164,6 +1228,9 @@ def checks(sections: dict[str, Any], largest: int, smallest: int) -> list[dict[s
             1.5,
             "x",
         )
+        # Context for the verdict: what the pipe alone allows, and the in-process library path.
+        found[-1]["pipe_bound_ratio"] = data.get("pipe_bound_ratio")
+        found[-1]["library_ratio"] = data.get("library_ratio_of_medians")
     hybrid = _get(sections, "hybrid", big)
     at_most(
         f"issue7.3: hybrid median at {largest}",
@@ -1320,7 +1387,12 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(report, indent=1, sort_keys=False) + "\n")
     for item in report["checks"]:
         verdict = {True: "PASS", False: "FAIL", None: "n/a "}[item["pass"]]
-        log(f"{verdict} {item['check']}: {item['value']} (target {item['target']})")
+        context = ""
+        if item.get("pipe_bound_ratio") is not None:
+            context = (
+                f" [pipe bound {item['pipe_bound_ratio']}, library {item.get('library_ratio')}]"
+            )
+        log(f"{verdict} {item['check']}: {item['value']} (target {item['target']}){context}")
     log(f"report written to {out}")
     return 0
 

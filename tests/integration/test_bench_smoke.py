@@ -82,6 +82,9 @@ def test_quick_report_has_every_section_and_figure(tmp_path: Path) -> None:
     assert set(lexical["by_class"]) == {"rare_word", "common_question", "keywords", "phrase"}
     for data in lexical["by_class"].values():
         assert data["zkr"]["n"] > 0 and data["raw_fts"]["n"] > 0
+        # The context of the ratio: the pipe's own round trip and the in-process library path.
+        assert data["pipe_echo"]["n"] == data["zkr"]["n"] and data["library"]["n"] > 0
+        assert data["pipe_bound_ratio"] >= 1
     assert sections["hybrid"]["200"]["serve_memory"]["peak_rss_mb"] > 0
     dense = sections["dense"]["200"]
     assert dense["json_text_scan"]["n"] > 0
