@@ -259,6 +259,49 @@ def test_a_write_since_the_warm_recall_makes_it_unused(
     assert "Lisbon" not in provider.prefetch("sister")
 
 
+def test_a_search_whose_body_returned_does_not_block_the_next_one() -> None:
+    """The thread of a finished search may still be alive for a moment after ``done`` is set; the
+    next search must start all the same (this race emptied a recall in CI)."""
+    slot = recall.SearchSlot()
+    linger = threading.Event()
+    finished = slot.start("queued", lambda search: None)
+    assert finished is not None and finished.done.wait(10)
+    # Stand-in for "returned but not yet exited": a live thread, with done set.
+    finished.thread = threading.Thread(target=linger.wait, args=(10,), daemon=True)
+    finished.thread.start()
+    try:
+        assert slot.running() is None
+        assert slot.start("fresh", lambda search: None) is not None
+    finally:
+        linger.set()
+
+
+def test_prefetch_waits_for_a_queued_search_that_starts_after_its_check(
+    make_provider: Make, searches: SlowSearches, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hermes runs queue_prefetch on its own worker: the previous turn's queued search can start
+    between prefetch's check for a running search and the start of the fresh one."""
+    provider = make_provider()
+    stored = json.loads(provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"}))
+    searches.slow.add("Does Ana play the cello?")
+    provider.queue_prefetch("Does Ana play the cello?")  # hangs until released
+    slot = provider._searches
+    real_running = slot.running
+    checks: list[Any] = []
+
+    def check_before_the_queued_search_started() -> recall.Search | None:
+        checks.append(None)
+        if len(checks) == 1:
+            threading.Timer(0.05, searches.release.set).start()
+            return None
+        return real_running()
+
+    monkeypatch.setattr(slot, "running", check_before_the_queued_search_started)
+    block = provider.prefetch("cello")
+    assert len(checks) == 2  # the start failed once, then it waited for the queued search
+    assert f"- Ana plays the cello [evidence: {stored['evidence_id']}]" in block.splitlines()
+
+
 def test_the_warm_recall_belongs_to_its_session_and_expires(
     make_provider: Make,
     hermes_home: Path,

@@ -203,16 +203,22 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         if not query.strip():
             return ""
         deadline = recall.monotonic() + config.prefetch_timeout
-        running = self._searches.running()
-        if running is not None:
-            if running.kind != "queued":
-                return ""  # an earlier turn's search is stuck (a long lock): don't pile up
-            # The previous turn's queued search is still finishing: it is the warm recall.
-            running.done.wait(max(0.0, deadline - recall.monotonic()))
-        warm = self._searches.take_warm(self._session_id)
-        fresh = self._searches.start("fresh", lambda search: self._search(search, query))
+        fresh = None
+        # Twice: Hermes calls queue_prefetch on its own worker, so the previous turn's queued
+        # search may start between the check and the start of this one.
+        for _ in range(2):
+            running = self._searches.running()
+            if running is not None:
+                if running.kind != "queued":
+                    return ""  # an earlier turn's search is stuck (a long lock): don't pile up
+                # The previous turn's queued search is still finishing: it is the warm recall.
+                running.done.wait(max(0.0, deadline - recall.monotonic()))
+            fresh = self._searches.start("fresh", lambda search: self._search(search, query))
+            if fresh is not None:
+                break
         if fresh is None:
             return ""
+        warm = self._searches.take_warm(self._session_id)
         if warm is None:
             fresh.done.wait(max(0.0, deadline - recall.monotonic()))
             return recall.render(fresh.items or [])

@@ -76,7 +76,9 @@ class Search:
 
     @property
     def running(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
+        # ``done`` is set when the body has returned; the thread may live a moment longer, and a
+        # search in that state must not make the next one fail to start.
+        return self.thread is not None and not self.done.is_set()
 
 
 @dataclass(frozen=True)
