@@ -14,8 +14,8 @@ import pluggy
 import pytest
 
 from tests.cli.conftest import Outcome, remember_payload
+from zkr import hookimpl
 from zkr.errors import InvalidRequest
-from zkr.hookspecs import hookimpl
 from zkr_cli import hookspecs as cli_hookspecs
 
 Run = Callable[..., Outcome]
@@ -150,7 +150,13 @@ def test_operations_appended_to_the_table_are_commands(
     from zkr import operations
 
     extra = operations.Operation(
-        "where", m.LocatorRequest, "locator", "locate evidence (test addition)"
+        "where",
+        operations.OPERATIONS["locator"].handler,
+        m.LocatorRequest,
+        m.LocatorInput | None,
+        "locate evidence (test addition)",
+        "Locate an evidence quote (an operation added by a test).",
+        "read",
     )
     monkeypatch.setitem(operations.OPERATIONS, "where", extra)
     stored = zkr_inprocess("--db", str(db_path), "remember", stdin=remember_payload()).json

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from tests.core.conftest import table_snapshot
-from zkr import operations, replicate
+from zkr import operations
 from zkr.db import MemoryDb
 from zkr.errors import ExportError, InvalidRequest, NotFound, ZkrError
+from zkr.feed import apply as replicate
 from zkr.jsonio import canonical_dumps
 
 SCOPES = [("acme", "sam"), ("acme", "max"), ("globex", "sam"), ("tenant-é", "person-☃")]

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from tests.core.conftest import remember, remember_raw, table_snapshot
-from zkr import capture, correction, deletion, linking, profiles
-from zkr import feed as feed_module
 from zkr import models as m
 from zkr.db import MemoryDb
+from zkr.feed import commits as feed_module
+from zkr.writes import capture, correction, deletion, linking, profiles
 
 LOCATOR = {
     "device_id": "omi-1",

@@ -14,8 +14,8 @@ from tests.core.conftest import remember, remember_raw, table_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import ExportError, IntegrityError, InvalidRequest, LimitExceeded, MigrationError
-from zkr.feed import append_commit
-from zkr.records import claim_record, source_record
+from zkr.feed.commits import append_commit
+from zkr.store.records import claim_record, source_record
 
 MiB = 1_048_576
 
@@ -322,7 +322,7 @@ def test_projection_and_lifecycle_events_cover_links_profiles_reviews_and_deleti
 
 
 def test_embedding_writes_do_not_move_the_mark(db: MemoryDb) -> None:
-    pytest.importorskip("zkr.embeddings")
+    pytest.importorskip("zkr.embeddings.projections")
     memory = remember_raw(db, "a", "sam", "Sam works at Acme")
     before = mark(db)
     result = db.embed(

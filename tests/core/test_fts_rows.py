@@ -1,4 +1,4 @@
-"""``source_fts`` rows addressed by rowid (schema version 10, ``zkr.fts_rows``).
+"""``source_fts`` rows addressed by rowid (schema version 10, ``zkr.store.fts_rows``).
 
 The rule: every FTS row sits at its own source's rowid, or at a negative rowid. Writers keep it
 (remember, correct, apply), ``delete`` relies on it to remove a source's rows by rowid, and the v10

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zkr.fusion import KIND_ORDER, fuse, rank_contribution
+from zkr.retrieval._fusion import KIND_ORDER, fuse, rank_contribution
 
 Target = tuple[str, str]
 
@@ -90,7 +90,8 @@ def test_truncated_ties_at_the_cut_pull_in_deeper_targets() -> None:
 
 
 def test_one_list_keeps_its_order_for_every_position_a_search_can_have() -> None:
-    # A lexical-only search builds only its first `limit` targets (zkr.retrieval): that is exact
+    # A lexical-only search builds only its first `limit` targets (zkr.retrieval._search): that is
+    # exact
     # because one list's relevance falls strictly over the 400 positions a list can have.
     best = rank_contribution(0)
     points = [rank_contribution(p) * 10_000 // best for p in range(401)]

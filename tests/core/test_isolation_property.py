@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.core.conftest import table_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings import input_hash
+from zkr.embeddings.projections import input_hash
 from zkr.errors import ExportError, ZkrError
 
 SCOPES = [("a", "sam"), ("b", "sam"), ("a", "max")]

@@ -1,6 +1,7 @@
 """Lexical paging corner cases: scores tied across pages, the switch to scope-filtered pages.
 
-``zkr.lexical`` reads FTS pages ordered by bm25 alone and filters the scope in Python until the
+``zkr.retrieval._lexical`` reads FTS pages ordered by bm25 alone and filters the scope in Python
+until the
 scope turns out to be a small part of the matches; then it filters in SQL. Every paging setting
 must give the rows of the contract's literal §5.3 query (written here as one SQL statement, current
 mode), and, with ``as_of``, the same rows as the default setting.
@@ -15,10 +16,10 @@ from typing import Any
 
 import pytest
 
-import zkr.lexical
+import zkr.retrieval._lexical
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.lexical import matching_targets
+from zkr.retrieval._lexical import matching_targets
 
 WORDS = ["kiwi", "plum", "fig", "lime", "pear"]
 
@@ -164,13 +165,13 @@ def test_every_paging_setting_gives_the_literal_rows(
     db: MemoryDb, monkeypatch: pytest.MonkeyPatch, setting: tuple[int, int, int, int, float]
 ) -> None:
     page, growth, chunk, after, below = setting
-    monkeypatch.setattr(zkr.lexical, "_MIN_PAGE", page)
-    monkeypatch.setattr(zkr.lexical, "_ROWS_PER_WANTED", 0 if page < 64 else 8)
-    monkeypatch.setattr(zkr.lexical, "_FIRST_BLOCK", 1 if page < 64 else 16)
-    monkeypatch.setattr(zkr.lexical, "_PAGE_GROWTH", growth)
-    monkeypatch.setattr(zkr.lexical, "_ID_CHUNK", chunk)
-    monkeypatch.setattr(zkr.lexical, "_SCOPED_AFTER", after)
-    monkeypatch.setattr(zkr.lexical, "_SCOPED_BELOW", below)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", page)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0 if page < 64 else 8)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_FIRST_BLOCK", 1 if page < 64 else 16)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", growth)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", chunk)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_AFTER", after)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_BELOW", below)
     matches = ['"kiwi"', '"plum"', '"fig" OR "lime"', '"pear"', '"kiwi plum"', '"nothing"']
     checked = 0
     for match in matches:
@@ -195,12 +196,12 @@ def test_as_of_pages_agree_with_the_default_setting(
     ]
     expected = [targets(db, *case) for case in cases]
     page, growth, chunk, after, below = setting
-    monkeypatch.setattr(zkr.lexical, "_MIN_PAGE", page)
-    monkeypatch.setattr(zkr.lexical, "_ROWS_PER_WANTED", 0)
-    monkeypatch.setattr(zkr.lexical, "_FIRST_BLOCK", 1)
-    monkeypatch.setattr(zkr.lexical, "_PAGE_GROWTH", growth)
-    monkeypatch.setattr(zkr.lexical, "_ID_CHUNK", chunk)
-    monkeypatch.setattr(zkr.lexical, "_SCOPED_AFTER", after)
-    monkeypatch.setattr(zkr.lexical, "_SCOPED_BELOW", below)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", page)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_FIRST_BLOCK", 1)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", growth)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", chunk)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_AFTER", after)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_BELOW", below)
     assert [targets(db, *case) for case in cases] == expected
     assert sum(map(bool, expected)) > 20

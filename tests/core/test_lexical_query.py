@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from zkr.fts_query import (
+from zkr.retrieval._fts_query import (
     MAX_TOKEN_TERMS,
     build_queries,
     is_alphanumeric,

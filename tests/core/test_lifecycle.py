@@ -14,9 +14,9 @@ from tests.core.conftest import feed, feed_records, remember, remember_raw, tabl
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import ConflictError, InvalidRequest, LimitExceeded, NotFound
+from zkr.feed.apply import sync
 from zkr.jsonio import canonical_dumps
 from zkr.operations import to_json
-from zkr.replicate import sync
 
 A = ("a", "sam")
 B = ("b", "sam")

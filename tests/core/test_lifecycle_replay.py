@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from zkr import capture, profiles
 from zkr import models as m
 from zkr.db import MemoryDb
+from zkr.writes import capture, profiles
 
 FIXTURES = Path("/work/shared/fixtures")
 EXPECTED = FIXTURES / "zkr-0.2.3-v8.expected.json"

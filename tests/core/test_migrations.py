@@ -19,10 +19,10 @@ import pytest
 
 from tests.core.conftest import remember, table_snapshot
 from zkr import models as m
-from zkr import schema
 from zkr.db import MemoryDb
 from zkr.errors import MigrationError, SchemaVersionError
-from zkr.legacy import legacy_vector_blob
+from zkr.store import schema
+from zkr.store._legacy import legacy_vector_blob
 
 ORIGINAL_TABLES = """
 CREATE TABLE sources(id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
@@ -644,7 +644,7 @@ def test_unrepresentable_legacy_vectors_become_empty(stored: Any) -> None:
 
 
 def test_invalid_legacy_vectors_stay_stale_after_conversion(tmp_path: Path) -> None:
-    pytest.importorskip("zkr.embeddings")
+    pytest.importorskip("zkr.embeddings.projections")
     path = legacy(tmp_path, 7)
     conn = sqlite3.connect(path)
     conn.execute("UPDATE embeddings SET target_revision = 1, created_at = 5")

@@ -11,7 +11,7 @@ from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound, RequestParseError
 from zkr.operations import OPERATIONS, parse
-from zkr.profiles import MAX_READ_PAGE_BYTES, check_read_page
+from zkr.writes.profiles import MAX_READ_PAGE_BYTES, check_read_page
 
 A = ("a", "sam")
 

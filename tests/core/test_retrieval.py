@@ -12,9 +12,9 @@ import pytest
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import InvalidRequest, NotFound
-from zkr.fusion import fuse, rank_contribution
-from zkr.lexical import lexical_ranking
-from zkr.materialize import MAX_EXCERPT_BYTES, cap_excerpt
+from zkr.retrieval._fusion import fuse, rank_contribution
+from zkr.retrieval._lexical import lexical_ranking
+from zkr.retrieval._materialize import MAX_EXCERPT_BYTES, cap_excerpt
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -1,6 +1,7 @@
 """The paged lexical search returns exactly what the contract's literal algorithm returns.
 
-``zkr.lexical`` reads the FTS index in pages and resolves sources set by set so that a search does
+``zkr.retrieval._lexical`` reads the FTS index in pages and resolves sources set by set so that a
+search does
 work proportional to its results (issue 7). This file keeps a deliberately naive implementation of
 contract §5.1-§5.6, written from the contract text: every FTS match of the scope is fetched, each
 row of the contract's join (FTS row x live evidence x supports link x claim) is built and qualified
@@ -22,11 +23,11 @@ from typing import Any
 
 import pytest
 
-import zkr.lexical
+import zkr.retrieval._lexical
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.fts_query import build_queries
-from zkr.lexical import lexical_ranking
+from zkr.retrieval._fts_query import build_queries
+from zkr.retrieval._lexical import lexical_ranking
 
 # (tenant, person, sources, vocabulary size): the "dup" scope has few distinct words and most of
 # its raw captures support one of two claims, so duplicate rows fill the row LIMIT before de-dup.
@@ -211,12 +212,13 @@ def contract_ranking(db: MemoryDb, snap: Snapshot, request: m.SearchRequest) -> 
 
 def contract_search(db: MemoryDb, snap: Snapshot, request: m.SearchRequest) -> dict[str, Any]:
     """§5.1: the lexical list of :func:`contract_ranking`, the dense list (only without
-    ``as_of``; its exact scan belongs to ``zkr.dense`` and has its own tests), integer RRF."""
+    ``as_of``; its exact scan belongs to ``zkr.embeddings.dense`` and has its own tests), integer
+    RRF."""
     limit = 10 if request.limit == 0 else min(request.limit, 100)
     as_of = None if request.as_of is None else (request.as_of.valid_at, request.as_of.recorded_at)
     lists = [contract_ranking(db, snap, request)]
     if request.query_embedding is not None and as_of is None:
-        from zkr.dense import dense_ranking
+        from zkr.embeddings.dense import dense_ranking
 
         dense = dense_ranking(
             db, db.conn, request.tenant_id, request.person_id, request.query_embedding
@@ -538,10 +540,10 @@ def test_tiny_pages_cross_every_boundary_and_give_the_same_packs(
     store: tuple[MemoryDb, Snapshot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db, snap = store
-    monkeypatch.setattr(zkr.lexical, "_MIN_PAGE", 1)
-    monkeypatch.setattr(zkr.lexical, "_ROWS_PER_WANTED", 0)
-    monkeypatch.setattr(zkr.lexical, "_PAGE_GROWTH", 2)
-    monkeypatch.setattr(zkr.lexical, "_ID_CHUNK", 3)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", 1)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", 2)
+    monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", 3)
     rng = random.Random(11)
     for request in random_queries(rng, snap, 120):
         with db.atomic(write=False) as conn:
@@ -608,10 +610,10 @@ def test_duplicate_fts_rows_sort_as_one_group_across_pages(
         )
     snap = read_snapshot(db)
     for page, growth, chunk in ((1, 2, 1), (2, 2, 500), (3, 1, 2), (64, 4, 1), (64, 4, 500)):
-        monkeypatch.setattr(zkr.lexical, "_ID_CHUNK", chunk)
-        monkeypatch.setattr(zkr.lexical, "_MIN_PAGE", page)
-        monkeypatch.setattr(zkr.lexical, "_ROWS_PER_WANTED", 0)
-        monkeypatch.setattr(zkr.lexical, "_PAGE_GROWTH", growth)
+        monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", chunk)
+        monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", page)
+        monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0)
+        monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", growth)
         for limit in (1, 2, 3):
             request = m.SearchRequest(tenant_id="a", person_id="sam", query="kiwi", limit=limit)
             assert db.search(request).model_dump(mode="json") == contract_search(db, snap, request)

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from zkr import lexical, materialize
 from zkr.db import MemoryDb
+from zkr.retrieval import _lexical as lexical
+from zkr.retrieval import _materialize as materialize
 
 PARAMS = {"tenant": "t", "person": "p", "valid_at": 1, "recorded_at": 1, "match": '"x"'}
 

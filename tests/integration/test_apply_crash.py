@@ -33,8 +33,8 @@ APPLIER = """
 import sys
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.export import export
-from zkr.replicate import apply, position
+from zkr.feed.export import export
+from zkr.feed.apply import apply, position
 
 source, replica, limit = MemoryDb(sys.argv[1]), MemoryDb(sys.argv[2]), int(sys.argv[3])
 after, mark = position(replica, "a", "sam"), None

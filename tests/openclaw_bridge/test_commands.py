@@ -12,7 +12,7 @@ import pluggy
 import pytest
 from click.testing import CliRunner
 
-from zkr import hookspecs
+from zkr.plugins import hookspecs
 from zkr_cli import hookspecs as cli_hookspecs
 from zkr_cli.cli import ZkrContext
 from zkr_openclaw_bridge import zkr_plugin

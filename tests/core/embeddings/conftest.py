@@ -15,10 +15,10 @@ from typing import Any, ClassVar
 
 import pytest
 
+from zkr import hookimpl
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings import input_hash
-from zkr.hookspecs import hookimpl
+from zkr.embeddings.projections import input_hash
 
 MODEL, VERSION = "hash", "1"
 

@@ -10,7 +10,7 @@ import pytest
 
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.dense import cached_lanes, dense_ranking
+from zkr.embeddings.dense import cached_lanes, dense_ranking
 from zkr.errors import EmbeddingError, UnknownPluginError
 
 NO_LEXICAL = "qqqq"  # matches no stored word: a dense-only search

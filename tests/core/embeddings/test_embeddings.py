@@ -10,10 +10,10 @@ import pytest
 
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings import MAX_PROJECTION_PAGE_BYTES, input_hash
+from zkr.embeddings.projections import MAX_PROJECTION_PAGE_BYTES, input_hash
+from zkr.embeddings.vectors import encode, to_float32
 from zkr.errors import EmbeddingError, InvalidRequest, LimitExceeded, NotFound
 from zkr.jsonio import canonical_dumps
-from zkr.vectors import encode, to_float32
 
 UNIT = [0.6, 0.8]
 

@@ -14,9 +14,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zkr.dense import DenseRanks
-from zkr.fusion import Target, fuse, target_key
-from zkr.hybrid import fuse_hybrid
+from zkr.embeddings.dense import DenseRanks
+from zkr.retrieval._fusion import Target, fuse, target_key
+from zkr.retrieval._hybrid import fuse_hybrid
 
 
 class ListRanks:

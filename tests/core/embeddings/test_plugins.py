@@ -11,12 +11,13 @@ from typing import Any
 import pluggy
 import pytest
 
-from zkr import hookspecs, plugins
 from zkr import models as m
-from zkr.db import MemoryDb
+from zkr import plugins
+from zkr.db import MemoryDb, open_db
 from zkr.errors import DuplicatePluginIdError, UnknownPluginError
-from zkr.hookspecs import hookimpl
-from zkr.hosts import HostAdapter, HostHealth
+from zkr.plugins import hookspecs
+from zkr.plugins.hookspecs import hookimpl
+from zkr.plugins.hosts import HostAdapter, HostHealth
 from zkr.testing import EmbedderContract
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -127,7 +128,7 @@ def test_hook_zkr_prepare_connection(registered_plugin: Any, tmp_path: Path) -> 
             conn.create_function("shout", 1, lambda text: str(text).upper(), deterministic=True)
 
     registered_plugin(Plugin(), name="shout")
-    with plugins.open_db(tmp_path / "prepared.db") as db:
+    with open_db(tmp_path / "prepared.db") as db:
         assert db.conn.execute("SELECT shout('zkr')").fetchone() == ("ZKR",)
 
 
@@ -216,8 +217,8 @@ class FakeEntryPoint:
 @pytest.fixture
 def fresh_loader(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Entry points as if nothing had been loaded yet; restores the manager afterwards."""
-    monkeypatch.setattr(plugins, "_entry_points_loaded", False)
-    monkeypatch.setattr(plugins, "_distributions", {})
+    monkeypatch.setattr(plugins._manager, "_entry_points_loaded", False)
+    monkeypatch.setattr(plugins._manager, "_distributions", {})
     before = {plugins.pm.get_name(p) for p in plugins.pm.get_plugins()}
     yield monkeypatch
     for plugin in list(plugins.pm.get_plugins()):
@@ -255,8 +256,8 @@ def test_a_test_may_ask_for_entry_points(fresh_loader: pytest.MonkeyPatch) -> No
         "version": "9.9.9",
         "distribution": "zkr-fake-one",
     }
-    assert "zkr.default_plugins.rule_extractor" not in listed
-    assert "zkr.default_plugins.rule_extractor" in {
+    assert "zkr.plugins.default_plugins.rule_extractor" not in listed
+    assert "zkr.plugins.default_plugins.rule_extractor" in {
         p["name"] for p in plugins.get_plugins(all=True)
     }
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from zkr import hookimpl
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import EmbeddingError, InvalidRequest, UnknownPluginError
-from zkr.hookspecs import hookimpl
 from zkr.operations import OPERATIONS, parse, run
 
 

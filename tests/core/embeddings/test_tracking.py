@@ -1,7 +1,7 @@
 """The trigger-kept structures behind fast ``projections`` and the incremental dense cache.
 
 ``projections`` walks a per-lane backlog instead of every target, and the dense cache re-reads only
-the targets ticked in ``embedding_dirty`` (see :mod:`zkr.embedding_tracking`). Both must give
+the targets ticked in ``embedding_dirty`` (see :mod:`zkr.store._embedding_tracking`). Both must give
 exactly what a full recomputation gives, after any sequence of operations and raw SQL edits:
 these properties drive random sequences and compare the fast answers with the exact full scan.
 """
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import zkr.embeddings as embeddings
+import zkr.embeddings.projections as embeddings
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.dense import cached_lanes, dense_ranking
+from zkr.embeddings.dense import cached_lanes, dense_ranking
 from zkr.errors import ZkrError
 
 SCOPES = [("t", "p"), ("t", "q")]

@@ -1,9 +1,15 @@
 """zkr: evidence-backed temporal memory for personal agents.
 
-Import what you need from here; submodules prefixed with ``_`` are private.
+The public API is what this module exports: :class:`MemoryDb`, the request, response and record
+models, the errors and :data:`hookimpl` (for plugins). The subpackages show the architecture —
+:mod:`zkr.store`, :mod:`zkr.writes`, :mod:`zkr.retrieval`, :mod:`zkr.embeddings`, :mod:`zkr.feed`,
+:mod:`zkr.plugins` — and the operation table :mod:`zkr.operations` ties them together. Modules and
+names with a leading underscore are private.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from zkr.db import MemoryDb
 from zkr.errors import (
@@ -21,25 +27,161 @@ from zkr.errors import (
     UnknownPluginError,
     ZkrError,
 )
-from zkr.schema import SCHEMA_VERSION
+from zkr.models import (
+    ApplyRequest,
+    ApplyResult,
+    AsOf,
+    ClaimEvidenceRecord,
+    ClaimInput,
+    ClaimKind,
+    ClaimRecord,
+    ClaimStatus,
+    CorrectionRecord,
+    CorrectRequest,
+    CorrectResult,
+    DailyReviewRecord,
+    DeleteRequest,
+    DeleteResult,
+    DeletionRecord,
+    EmbeddingInput,
+    EmbedRequest,
+    EmbedResult,
+    EvidenceBody,
+    EvidenceRecord,
+    EvidenceRelation,
+    ExportCommit,
+    ExportPage,
+    ExportRequest,
+    GetRequest,
+    LinkRequest,
+    LocatorInput,
+    LocatorRequest,
+    MemoryKind,
+    MemoryRef,
+    OkResult,
+    ProfileEntry,
+    ProfileRecord,
+    ProfileRequest,
+    ProfilesRequest,
+    ProfileStability,
+    ProjectionInput,
+    ProjectionIssue,
+    ProjectionsRequest,
+    ProjectionState,
+    QueryEmbedding,
+    RebuildRequest,
+    RebuildResult,
+    RememberRequest,
+    RememberResult,
+    RetrievalItem,
+    RetrievalPack,
+    ReviewItem,
+    ReviewRequest,
+    ReviewResult,
+    ReviewsRequest,
+    ScopedRequest,
+    SearchRequest,
+    SourceBody,
+    SourceKind,
+    SourceRecord,
+    TargetKind,
+    TargetRef,
+    TimeRange,
+    VectorDistance,
+    VectorNormalization,
+)
+from zkr.store.schema import SCHEMA_VERSION
+from zkr.version import __version__
 
-__version__ = "0.3.0"
+if TYPE_CHECKING:
+    from zkr.plugins.hookspecs import hookimpl
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ApplyRequest",
+    "ApplyResult",
+    "AsOf",
+    "ClaimEvidenceRecord",
+    "ClaimInput",
+    "ClaimKind",
+    "ClaimRecord",
+    "ClaimStatus",
     "ConflictError",
+    "CorrectRequest",
+    "CorrectResult",
+    "CorrectionRecord",
+    "DailyReviewRecord",
+    "DeleteRequest",
+    "DeleteResult",
+    "DeletionRecord",
     "DuplicatePluginIdError",
+    "EmbedRequest",
+    "EmbedResult",
     "EmbeddingError",
+    "EmbeddingInput",
+    "EvidenceBody",
+    "EvidenceRecord",
+    "EvidenceRelation",
+    "ExportCommit",
     "ExportError",
+    "ExportPage",
+    "ExportRequest",
+    "GetRequest",
     "IntegrityError",
     "InvalidRequest",
     "LimitExceeded",
+    "LinkRequest",
+    "LocatorInput",
+    "LocatorRequest",
     "MemoryDb",
+    "MemoryKind",
+    "MemoryRef",
     "MigrationError",
     "NotFound",
+    "OkResult",
+    "ProfileEntry",
+    "ProfileRecord",
+    "ProfileRequest",
+    "ProfileStability",
+    "ProfilesRequest",
+    "ProjectionInput",
+    "ProjectionIssue",
+    "ProjectionState",
+    "ProjectionsRequest",
+    "QueryEmbedding",
+    "RebuildRequest",
+    "RebuildResult",
+    "RememberRequest",
+    "RememberResult",
     "RequestParseError",
+    "RetrievalItem",
+    "RetrievalPack",
+    "ReviewItem",
+    "ReviewRequest",
+    "ReviewResult",
+    "ReviewsRequest",
     "SchemaVersionError",
+    "ScopedRequest",
+    "SearchRequest",
+    "SourceBody",
+    "SourceKind",
+    "SourceRecord",
+    "TargetKind",
+    "TargetRef",
+    "TimeRange",
     "UnknownPluginError",
+    "VectorDistance",
+    "VectorNormalization",
     "ZkrError",
     "__version__",
+    "hookimpl",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``hookimpl`` lives with the plugin system, which a plain search never loads (start-up time).
+    if name == "hookimpl":
+        from zkr.plugins.hookspecs import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module 'zkr' has no attribute {name!r}")

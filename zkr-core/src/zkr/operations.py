@@ -1,62 +1,275 @@
-"""The operation table: command name -> request model -> ``MemoryDb`` method -> JSON result.
+"""The operation table: the one definition of every operation zkr offers.
 
-Defined once and used by the CLI, ``serve``, the Hermes provider and the OpenClaw bridge, so that a
-request shape, its validation and its error messages exist in exactly one place.
+Each row names an operation, its handler (a function ``handler(db, request) -> response``), its
+request and response models, a one-line summary and the description a host shows a model, what
+the operation does to memory (``effect``) and, when hosts offer it to a model as a tool, how the
+tool projects the request (:class:`ToolProjection`). Everything else is generated from this table:
+:class:`~zkr.db.MemoryDb`'s operations, the CLI's dispatch and help, ``serve``, the reference part
+of ``docs/cli.md`` and the tool lists of every host (:mod:`zkr.tools`).
+
+Adding an operation is one row here, one handler module and its models.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from zkr import embeddings, feed, retrieval, writes
 from zkr import models as m
-from zkr.db import MemoryDb
-from zkr.errors import RequestParseError
+from zkr.errors import LimitExceeded, RequestParseError
 from zkr.jsonio import parse_request
+from zkr.store.database import Database
 
-__all__ = ["OPERATIONS", "Operation", "describe_validation_error", "parse", "run", "to_json"]
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "OPERATIONS",
+    "Effect",
+    "Operation",
+    "ToolProjection",
+    "describe_validation_error",
+    "parse",
+    "run",
+    "to_json",
+    "validate",
+]
 
 #: The contract's request size limit (stdin of one command, one line of ``serve``).
 MAX_REQUEST_BYTES = 1_048_576
 
+#: What an operation does to memory: reads it, adds to it (nothing is lost), or takes something
+#: away (a tombstone, a retraction, an erasure). Hosts map it to their hints (MCP's read-only and
+#: destructive annotations, OpenClaw's read-only calls).
+Effect = Literal["read", "write", "destructive"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ToolProjection:
+    """How hosts offer an operation to a model as a tool.
+
+    The host always fills ``tenant_id`` and ``person_id`` (a model never chooses the scope); the
+    other fields of the request are the tool's arguments, except that:
+
+    * ``now_fields`` (dotted paths into the request) are optional for the model and filled with
+      the host's "now" (seconds since the epoch) when it leaves them out;
+    * ``defaults`` are optional for the model and filled with these values when left out;
+    * ``limits`` cap integer arguments lower than the request model does (models ask for a lot).
+    """
+
+    name: str
+    now_fields: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    limits: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+
 
 @dataclass(frozen=True)
 class Operation:
-    """One command of the contract."""
+    """One operation: its name, handler, request and response shapes and how hosts offer it."""
 
     name: str
+    handler: Callable[[Database, Any], Any]
     request: type[BaseModel]
-    method: str
+    response: Any
     summary: str
+    description: str
+    effect: Effect
+    #: Running the same request twice leaves memory as running it once.
+    idempotent: bool = False
+    tool: ToolProjection | None = None
 
-    def call(self, db: MemoryDb, request: BaseModel) -> Any:
-        bound: Callable[[BaseModel], Any] = getattr(db, self.method)
-        return bound(request)
+    def call(self, db: Database, request: BaseModel) -> Any:
+        """Run the handler on an already validated request."""
+        return self.handler(db, request)
 
 
 _TABLE = (
-    Operation("remember", m.RememberRequest, "remember", "store a cited capture, optional claim"),
-    Operation("locator", m.LocatorRequest, "locator", "read an evidence transcript locator"),
-    Operation("search", m.SearchRequest, "search", "retrieve a bounded cited memory pack"),
-    Operation("get", m.GetRequest, "get", "read one live cited memory"),
-    Operation("correct", m.CorrectRequest, "correct", "supersede a claim with cited evidence"),
-    Operation("link", m.LinkRequest, "link", "attach supporting or contradicting evidence"),
-    Operation("delete", m.DeleteRequest, "delete", "tombstone a source and propagate"),
-    Operation("profile", m.ProfileRequest, "profile", "project a live profile_fact claim"),
-    Operation("profiles", m.ProfilesRequest, "profiles", "list current profile entries"),
-    Operation("review", m.ReviewRequest, "review", "store a cited daily review"),
-    Operation("reviews", m.ReviewsRequest, "reviews", "list daily reviews"),
-    Operation("projections", m.ProjectionsRequest, "projections", "list stale or missing vectors"),
-    Operation("embed", m.EmbedRequest, "embed", "store a validated embedding"),
-    Operation("export", m.ExportRequest, "export", "read a frozen scoped commit page"),
-    Operation("apply", m.ApplyRequest, "apply", "apply an exported page from another database"),
-    Operation("rebuild", m.RebuildRequest, "rebuild", "embed stale or missing work with a plugin"),
+    Operation(
+        "remember",
+        writes.remember,
+        m.RememberRequest,
+        m.RememberResult,
+        "store a cited capture, optional claim",
+        "Remember something the person said, showed or did: the text is stored verbatim as a "
+        "cited capture. Give a claim (subject, predicate, value, kind) to also record a typed "
+        "fact, preference, task or skill that can later be corrected; an ingestion_key makes a "
+        "retry a replay instead of a duplicate.",
+        "write",
+        tool=ToolProjection(
+            "zkr_store",
+            now_fields=("captured_at", "recorded_at", "claim.valid_from"),
+            defaults={"kind": "conversation"},
+        ),
+    ),
+    Operation(
+        "locator",
+        writes.locator,
+        m.LocatorRequest,
+        m.LocatorInput | None,
+        "read an evidence transcript locator",
+        "Read where an evidence quote sits in a transcript (device, stream, segment, "
+        "milliseconds), or null when it has none.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "search",
+        retrieval.search,
+        m.SearchRequest,
+        m.RetrievalPack,
+        "retrieve a bounded cited memory pack",
+        "Search the person's long-term memory. Returns a bounded pack of items, each with an "
+        "excerpt and the evidence ids it rests on. Use it before answering anything about the "
+        "person; as_of asks what was believed at a past valid time and recorded time.",
+        "read",
+        idempotent=True,
+        tool=ToolProjection("zkr_search", limits={"limit": 50}),
+    ),
+    Operation(
+        "get",
+        retrieval.get,
+        m.GetRequest,
+        m.RetrievalItem,
+        "read one live cited memory",
+        "Read one memory (a claim, a source or an evidence quote) by its id, with the evidence "
+        "it cites.",
+        "read",
+        idempotent=True,
+        tool=ToolProjection("zkr_get"),
+    ),
+    Operation(
+        "correct",
+        writes.correct,
+        m.CorrectRequest,
+        m.CorrectResult,
+        "supersede a claim with cited evidence",
+        "Correct a stored claim: the old value is kept as history and a new value supersedes "
+        "it, cited by the correction text. Use this instead of storing a contradicting fact.",
+        "write",
+        tool=ToolProjection("zkr_correct", now_fields=("valid_at", "recorded_at")),
+    ),
+    Operation(
+        "link",
+        writes.link,
+        m.LinkRequest,
+        m.OkResult,
+        "attach supporting or contradicting evidence",
+        "Attach an evidence quote to a claim as supporting or contradicting it.",
+        "write",
+        idempotent=True,
+    ),
+    Operation(
+        "delete",
+        writes.delete,
+        m.DeleteRequest,
+        m.DeleteResult,
+        "tombstone a source and propagate",
+        "Delete a stored source (for example at the person's request). Its evidence is "
+        "tombstoned and claims that lose their last support are retracted; the history of what "
+        "was believed is kept.",
+        "destructive",
+        idempotent=True,
+        tool=ToolProjection("zkr_delete", now_fields=("deleted_at",)),
+    ),
+    Operation(
+        "profile",
+        writes.profile,
+        m.ProfileRequest,
+        m.ProfileEntry,
+        "project a live profile_fact claim",
+        "Make a live profile_fact claim the current profile entry of its key.",
+        "write",
+    ),
+    Operation(
+        "profiles",
+        writes.profiles,
+        m.ProfilesRequest,
+        list[m.ProfileEntry],
+        "list current profile entries",
+        "List the person's current profile entries, newest first.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "review",
+        writes.review,
+        m.ReviewRequest,
+        m.ReviewResult,
+        "store a cited daily review",
+        "Store a cited review of a day: a short summary citing the evidence ids it rests on "
+        "(ids come from search results).",
+        "write",
+        tool=ToolProjection("zkr_reflect", now_fields=("recorded_at",)),
+    ),
+    Operation(
+        "reviews",
+        writes.reviews,
+        m.ReviewsRequest,
+        list[m.ReviewItem],
+        "list daily reviews",
+        "List the daily reviews, latest day first.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "projections",
+        embeddings.projections,
+        m.ProjectionsRequest,
+        list[m.ProjectionIssue],
+        "list stale or missing vectors",
+        "List memories whose vector in an embedding lane is missing or stale.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "embed",
+        embeddings.embed,
+        m.EmbedRequest,
+        m.EmbedResult,
+        "store a validated embedding",
+        "Store one vector for a live memory after checking its input hash and lane.",
+        "write",
+        idempotent=True,
+    ),
+    Operation(
+        "export",
+        feed.export,
+        m.ExportRequest,
+        m.ExportPage,
+        "read a frozen scoped commit page",
+        "Read one bounded page of the scope's commit feed, for replication.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "apply",
+        feed.apply,
+        m.ApplyRequest,
+        m.ApplyResult,
+        "apply an exported page from another database",
+        "Apply a page exported by another database, commit by commit, once each.",
+        "write",
+        idempotent=True,
+    ),
+    Operation(
+        "rebuild",
+        embeddings.rebuild,
+        m.RebuildRequest,
+        m.RebuildResult,
+        "embed stale or missing work with a plugin",
+        "Embed the missing or stale memories of a lane with an installed embedder plugin.",
+        "write",
+        idempotent=True,
+    ),
 )
 
-#: Contract commands in help order.
+#: Every operation, in help order. (A dict so that a test can add a throwaway operation and see it
+#: reach every surface; nothing else mutates it.)
 OPERATIONS: dict[str, Operation] = {op.name: op for op in _TABLE}
 
 
@@ -80,6 +293,8 @@ def validate(operation: Operation, payload: Any) -> BaseModel:
 
     :raises RequestParseError: not an object of that shape.
     """
+    if isinstance(payload, operation.request):
+        return payload
     if not isinstance(payload, dict):
         raise RequestParseError(
             f"invalid type: expected a JSON object for `{operation.name}` request"
@@ -94,8 +309,6 @@ def parse(operation: Operation, raw: bytes | str) -> BaseModel:
     """Size-check, decode and validate one raw request (contract §2.2 order)."""
     size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
     if size > MAX_REQUEST_BYTES:
-        from zkr.errors import LimitExceeded
-
         raise LimitExceeded(f"request exceeds {MAX_REQUEST_BYTES} bytes")
     return validate(operation, parse_request(raw))
 
@@ -109,10 +322,10 @@ def to_json(result: Any) -> Any:
     return result
 
 
-def run(db: MemoryDb, name: str, payload: Any) -> Any:
-    """Validate *payload* (decoded JSON) for command *name*, run it, return plain JSON data.
+def run(db: Database, name: str, payload: Any) -> Any:
+    """Validate *payload* (decoded JSON) for operation *name*, run it, return plain JSON data.
 
-    :raises KeyError: no such command (callers render the contract's ``unknown command``).
+    :raises KeyError: no such operation (callers render the contract's ``unknown command``).
     """
     operation = OPERATIONS[name]
     return to_json(operation.call(db, validate(operation, payload)))

@@ -103,7 +103,7 @@ class EmbedderContract:
         return [[float(v) for v in row] for row in produced]
 
     def test_declares_a_valid_lane(self, embedder: Any) -> None:
-        from zkr.embedders import check_embedder
+        from zkr.plugins.embedders import check_embedder
 
         check_embedder(embedder)
 

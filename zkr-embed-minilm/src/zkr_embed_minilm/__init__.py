@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zkr.embedders import Embedder
-from zkr.hookspecs import hookimpl
+from zkr import hookimpl
+from zkr.plugins import Embedder
 
 __all__ = ["MODEL_SHA256", "MiniLMEmbedder", "zkr_register_embedders"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from zkr.hosts import HostAdapter, HostHealth
+from zkr.plugins.hosts import HostAdapter, HostHealth
 
 __all__ = ["HermesHost"]
 

@@ -21,10 +21,9 @@ import uuid
 from typing import Any
 
 from zkr import operations
-from zkr.db import MemoryDb
+from zkr.db import MemoryDb, open_db
 from zkr.errors import ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
-from zkr.plugins import open_db
 from zkr_hermes import lookups, recall, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (

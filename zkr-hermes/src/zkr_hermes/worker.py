@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from zkr import operations
-from zkr.db import MemoryDb
+from zkr.db import MemoryDb, open_db
 from zkr.errors import (
     ConflictError,
     MigrationError,
@@ -47,7 +47,6 @@ from zkr.errors import (
     SchemaVersionError,
     ZkrError,
 )
-from zkr.plugins import open_db
 from zkr_hermes.config import ORIGIN_GATEWAY, Scope, ScopePolicy
 from zkr_hermes.queue import PendingTurn, TurnQueue
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from zkr.hookspecs import hookimpl
+from zkr import hookimpl
 
 if TYPE_CHECKING:
-    from zkr.hosts import HostAdapter
+    from zkr.plugins.hosts import HostAdapter
 
 __all__ = ["zkr_register_hosts"]
 

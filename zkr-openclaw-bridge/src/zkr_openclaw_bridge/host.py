@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
-from zkr.hosts import HostAdapter, HostHealth
+from zkr.plugins.hosts import HostAdapter, HostHealth
 from zkr_openclaw_bridge.install import PLUGIN_FILES, default_command, plugin_dir
 
 __all__ = ["OpenClawHost"]

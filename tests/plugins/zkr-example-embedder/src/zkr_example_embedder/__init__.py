@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from zkr.embedders import Embedder
-from zkr.hookspecs import hookimpl
+from zkr import hookimpl
+from zkr.plugins import Embedder
 
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "animal": ("dog", "dogs", "puppy", "pet", "pets", "canine", "cat", "kitten", "biscuit"),

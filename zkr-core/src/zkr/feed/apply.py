@@ -1,0 +1,642 @@
+"""``apply``: building the same memory in another database from exported pages (an addition).
+
+It is the host protocol of contract §7.2, run by zkr itself on the receiving side:
+
+1. every event of an upstream commit is **staged** (table ``replica_staging``) in contiguous index
+   order 0..event_count-1, whichever pages it arrives in;
+2. once the staged events are exactly ``event_count``, the commit is **applied** as a whole: its
+   records are upserted into the ordinary tables (FTS kept in sync, removals honoured), the same
+   records are appended to this database's own feed, and the durable cursor
+   (``replica_cursor.applied_commit``) advances - all in the transaction that staged the last event;
+3. a page is handled in one transaction, so a crash (even SIGKILL) leaves either the whole page or
+   nothing; a rerun resumes from :func:`position`.
+
+Replaying events already held changes nothing (an event that differs from the staged one is an
+error). A page that does not continue from what the replica holds - a skipped event or commit, an
+``event_count`` that changed - is refused and applies nothing.
+
+The replica's own feed carries the same records, ``recorded_at`` and event counts as upstream. Its
+commit **sequences** are upstream's whenever that keeps the feed append-only (upstream's number is
+above every sequence this database has used - always the case for a database that only replicates
+one upstream scope); otherwise the next local sequence is used. Export pages of a replicated scope
+are then identical to upstream's, cursors and high-water marks included, in the common case.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from zkr import models as m
+from zkr.errors import ExportError, InvalidRequest
+from zkr.feed.commits import append_commit, serialize_record
+from zkr.feed.export import EXPORT_FORMAT, export, record_scope
+from zkr.jsonio import ordered_dumps
+from zkr.store.fts_rows import index_source, unindex_source
+from zkr.store.records import ExportRecord
+from zkr.store.schema import CONTRACT_SCHEMA_VERSION
+from zkr.store.validation import require_scope
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = ["apply", "position", "sync"]
+
+_RECORD_MODELS: dict[str, type[BaseModel]] = {
+    "source": m.SourceRecord,
+    "evidence": m.EvidenceRecord,
+    "claim": m.ClaimRecord,
+    "claim_evidence": m.ClaimEvidenceRecord,
+    "correction": m.CorrectionRecord,
+    "deletion": m.DeletionRecord,
+    "profile": m.ProfileRecord,
+    "daily_review": m.DailyReviewRecord,
+}
+
+
+@dataclass
+class _State:
+    """What the replica holds of one (scope, upstream): applied commits and one staged commit."""
+
+    applied_commit: int
+    applied_event_count: int
+    staged_commit: int | None = None
+    staged_recorded_at: int = 0
+    staged_event_count: int = 0
+    staged_events: int = 0
+
+    def position(self) -> tuple[int, int]:
+        """The upstream cursor just after the last event held."""
+        if self.staged_commit is not None:
+            return self.staged_commit, self.staged_events - 1
+        if self.applied_commit == 0:
+            return 0, -1
+        return self.applied_commit, self.applied_event_count - 1
+
+
+def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
+    """Stage the page's new events and apply every commit that became whole (one transaction).
+
+    Without a page, nothing is written and the result only reports the resume cursor.
+
+    :raises InvalidRequest: blank scope, or a page without the cursor it was exported with.
+    :raises ExportError: an unsupported page, a gap, a count mismatch, a changed event, or a record
+        of another scope; nothing is applied.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    page = request.page
+    if page is None:
+        with db.atomic(write=False) as conn:
+            return _result(_load(conn, request), 0, 0)
+    if page.export_format != EXPORT_FORMAT:
+        raise ExportError(f"unsupported export_format {page.export_format}; expected 1")
+    if page.database_schema_version != CONTRACT_SCHEMA_VERSION:
+        raise ExportError(
+            f"unsupported database_schema_version {page.database_schema_version}; expected 8"
+        )
+    if request.after_commit is None or request.after_event_index is None:
+        raise InvalidRequest(
+            "apply needs the after_commit and after_event_index the page was exported with"
+        )
+    cursor = (request.after_commit, request.after_event_index)
+    events = list(_page_events(page, cursor))
+    with db.atomic() as conn:
+        state = _load(conn, request)
+        if cursor > state.position():
+            raise ExportError(
+                "export page does not continue the applied feed: the replica holds events up to"
+                f" commit {state.position()[0]} index {state.position()[1]}"
+            )
+        received = applied = 0
+        for event in events:
+            if _receive(conn, request, state, event):
+                received += 1
+            if state.staged_commit is not None and state.staged_events == state.staged_event_count:
+                _apply_staged(conn, request, state)
+                applied += 1
+        return _result(state, applied, received)
+
+
+def position(db: Database, tenant_id: str, person_id: str, upstream: str = "") -> tuple[int, int]:
+    """The ``(after_commit, after_event_index)`` to export next from *upstream* for this replica."""
+    result = apply(db, m.ApplyRequest(tenant_id=tenant_id, person_id=person_id, upstream=upstream))
+    return result.next_after_commit, result.next_after_event_index
+
+
+def sync(
+    source: Database,
+    replica: Database,
+    tenant_id: str,
+    person_id: str,
+    *,
+    upstream: str = "",
+    limit: int = 100,
+) -> m.ApplyResult:
+    """Replicate one scope of *source* into *replica* up to source's current high-water mark.
+
+    Resumes from the replica's durable cursor, freezes the first page's mark, and applies page by
+    page; safe to interrupt at any point and run again.
+    """
+    after_commit, after_index = position(replica, tenant_id, person_id, upstream)
+    mark: int | None = None
+    while True:
+        page = export(
+            source,
+            m.ExportRequest(
+                export_format=EXPORT_FORMAT,
+                tenant_id=tenant_id,
+                person_id=person_id,
+                after_commit=after_commit,
+                after_event_index=after_index,
+                high_water_mark=mark,
+                limit=limit,
+            ),
+        )
+        mark = page.high_water_mark
+        result = apply(
+            replica,
+            m.ApplyRequest(
+                tenant_id=tenant_id,
+                person_id=person_id,
+                upstream=upstream,
+                after_commit=after_commit,
+                after_event_index=after_index,
+                page=page,
+            ),
+        )
+        after_commit, after_index = page.next_after_commit, page.next_after_event_index
+        if page.complete:
+            return result
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading the page
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Event:
+    sequence: int
+    recorded_at: int
+    event_count: int
+    index: int
+    record: ExportRecord
+    payload: str
+
+
+def _page_events(page: m.ExportPage, cursor: tuple[int, int]) -> Iterator[_Event]:
+    """The page's events, checked to follow *cursor* and each other without a hole."""
+    previous, previous_count = cursor, None
+    for commit in page.commits:
+        first, count = commit.first_event_index, commit.event_count
+        if commit.sequence == previous[0]:
+            continuous = first == previous[1] + 1
+        else:
+            whole = previous_count is None or previous[1] == previous_count - 1
+            continuous = commit.sequence > previous[0] and first == 0 and whole
+        if not continuous or not commit.records or first + len(commit.records) > count:
+            raise ExportError(
+                f"export page skips events before commit {commit.sequence} index {first}"
+            )
+        for offset, raw in enumerate(commit.records):
+            record = _record(raw)
+            yield _Event(
+                commit.sequence,
+                commit.recorded_at,
+                count,
+                first + offset,
+                record,
+                serialize_record(record),
+            )
+        previous, previous_count = (commit.sequence, first + len(commit.records) - 1), count
+
+
+def _record(raw: dict[str, Any]) -> ExportRecord:
+    kind = raw.get("kind")
+    model = _RECORD_MODELS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
+    try:
+        body = model.model_validate(raw.get("record"))
+    except ValidationError as exc:
+        raise ExportError(f"export {kind} record is malformed: {exc.errors()[0]['msg']}") from None
+    assert isinstance(kind, str)
+    return kind, body
+
+
+# ----------------------------------------------------------------------------------------------
+# Durable state: cursor and staging
+# ----------------------------------------------------------------------------------------------
+
+_KEY = "tenant_id = ? AND person_id = ? AND upstream = ?"
+
+
+def _key(request: m.ApplyRequest) -> tuple[str, str, str]:
+    return request.tenant_id, request.person_id, request.upstream
+
+
+def _load(conn: sqlite3.Connection, request: m.ApplyRequest) -> _State:
+    row = conn.execute(
+        f"SELECT applied_commit, applied_event_count FROM replica_cursor WHERE {_KEY}",
+        _key(request),
+    ).fetchone()
+    state = _State(*(row or (0, 0)))
+    staged = conn.execute(
+        "SELECT commit_sequence, recorded_at, event_count, count(*), max(event_index)"
+        f" FROM replica_staging WHERE {_KEY} GROUP BY commit_sequence ORDER BY commit_sequence",
+        _key(request),
+    ).fetchall()
+    if len(staged) > 1 or (staged and staged[0][4] != staged[0][3] - 1):
+        raise ExportError("replica staging is inconsistent: events are missing")
+    if staged:
+        sequence, recorded_at, count, held, _ = staged[0]
+        state.staged_commit, state.staged_recorded_at = sequence, recorded_at
+        state.staged_event_count, state.staged_events = count, held
+    return state
+
+
+def _receive(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State, e: _Event) -> bool:
+    """Stage one event if it is new; returns whether it was. Already-held events must be equal."""
+    if e.sequence <= state.applied_commit:
+        if e.sequence == state.applied_commit and e.index >= state.applied_event_count:
+            raise ExportError(f"export commit {e.sequence} event count does not match")
+        return False
+    if record_scope(json.loads(e.payload)) != (request.tenant_id, request.person_id):
+        raise ExportError("export record scope does not match its commit")
+    if state.staged_commit is None:
+        if e.index != 0:
+            raise ExportError(f"export page skips events before commit {e.sequence} index 0")
+        state.staged_commit, state.staged_recorded_at = e.sequence, e.recorded_at
+        state.staged_event_count, state.staged_events = e.event_count, 0
+    elif e.sequence != state.staged_commit:
+        raise ExportError(
+            f"export page skips events of commit {state.staged_commit} after index"
+            f" {state.staged_events - 1}"
+        )
+    elif (e.event_count, e.recorded_at) != (state.staged_event_count, state.staged_recorded_at):
+        raise ExportError(f"export commit {e.sequence} event count does not match")
+    if e.index < state.staged_events:
+        held = conn.execute(
+            f"SELECT payload FROM replica_staging WHERE {_KEY} AND commit_sequence = ?"
+            " AND event_index = ?",
+            (*_key(request), e.sequence, e.index),
+        ).fetchone()
+        if held is None or held[0] != e.payload:
+            raise ExportError(f"export commit {e.sequence} event {e.index} changed since staged")
+        return False
+    if e.index > state.staged_events:
+        raise ExportError(
+            f"export page skips events of commit {e.sequence} after index {state.staged_events - 1}"
+        )
+    conn.execute(
+        "INSERT INTO replica_staging(tenant_id, person_id, upstream, commit_sequence, recorded_at,"
+        " event_count, event_index, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (*_key(request), e.sequence, e.recorded_at, e.event_count, e.index, e.payload),
+    )
+    state.staged_events += 1
+    return True
+
+
+def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State) -> None:
+    sequence = state.staged_commit
+    assert sequence is not None
+    rows = conn.execute(
+        f"SELECT event_index, payload FROM replica_staging WHERE {_KEY} AND commit_sequence = ?"
+        " ORDER BY event_index",
+        (*_key(request), sequence),
+    ).fetchall()
+    # The count check of the protocol: exactly the indexes 0..event_count-1, nothing else.
+    if [row[0] for row in rows] != list(range(state.staged_event_count)):
+        raise ExportError(f"export commit {sequence} event count does not match")
+    commit_records = [_record(json.loads(row[1])) for row in rows]
+    _apply_records(conn, commit_records)
+    append_commit(
+        conn,
+        request.tenant_id,
+        request.person_id,
+        state.staged_recorded_at,
+        commit_records,
+        sequence=sequence if sequence > _last_sequence(conn) else None,
+    )
+    conn.execute(
+        f"DELETE FROM replica_staging WHERE {_KEY} AND commit_sequence = ?",
+        (*_key(request), sequence),
+    )
+    conn.execute(
+        "INSERT INTO replica_cursor(tenant_id, person_id, upstream, applied_commit,"
+        " applied_event_count) VALUES (?, ?, ?, ?, ?) ON CONFLICT(tenant_id, person_id, upstream)"
+        " DO UPDATE SET applied_commit = excluded.applied_commit,"
+        " applied_event_count = excluded.applied_event_count",
+        (*_key(request), sequence, state.staged_event_count),
+    )
+    state.applied_commit, state.applied_event_count = sequence, state.staged_event_count
+    state.staged_commit, state.staged_events, state.staged_event_count = None, 0, 0
+
+
+def _last_sequence(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT max(coalesce((SELECT max(sequence) FROM memory_commits), 0),"
+        " coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memory_commits'), 0))"
+    ).fetchone()
+    return int(row[0])
+
+
+def _result(state: _State, applied: int, received: int) -> m.ApplyResult:
+    after_commit, after_index = state.position()
+    return m.ApplyResult(
+        applied_commits=applied,
+        received_events=received,
+        pending_events=state.staged_events if state.staged_commit is not None else 0,
+        applied_commit=state.applied_commit,
+        next_after_commit=after_commit,
+        next_after_event_index=after_index,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Applying one whole commit's records to the ordinary tables
+# ----------------------------------------------------------------------------------------------
+
+
+def _apply_records(conn: sqlite3.Connection, commit_records: list[ExportRecord]) -> None:
+    """Make the tables match the commit's after-mutation snapshots.
+
+    Rows first (sources, evidence, claims), then source origins (which point at that evidence and
+    claim), then what refers to rows (links, corrections, profiles, reviews) and removals, each
+    group in commit order.
+    """
+    for _, body in commit_records:
+        if isinstance(body, m.SourceRecord):
+            _upsert_source(conn, body)
+        elif isinstance(body, m.EvidenceRecord):
+            _upsert_evidence(conn, body)
+        elif isinstance(body, m.ClaimRecord):
+            _upsert_claim(conn, body)
+    for _, body in commit_records:
+        if isinstance(body, m.SourceRecord):
+            conn.execute(
+                "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?"
+                " AND (origin_evidence_id IS NOT ? OR origin_claim_id IS NOT ?)",
+                (
+                    body.origin_evidence_id,
+                    body.origin_claim_id,
+                    body.source.id,
+                    body.origin_evidence_id,
+                    body.origin_claim_id,
+                ),
+            )
+    for _, body in commit_records:
+        if isinstance(body, m.ClaimEvidenceRecord):
+            _upsert_link(conn, body)
+        elif isinstance(body, m.CorrectionRecord):
+            _upsert_correction(conn, body)
+        elif isinstance(body, m.ProfileRecord):
+            _upsert_profile(conn, body)
+        elif isinstance(body, m.DailyReviewRecord):
+            _upsert_review(conn, body)
+        elif isinstance(body, m.DeletionRecord):
+            _remove(conn, body)
+
+
+# An id that exists in another scope is never taken over: the upsert updates nothing and fails.
+_SAME_SCOPE = (
+    " WHERE {table}.tenant_id = excluded.tenant_id AND {table}.person_id = excluded.person_id"
+)
+
+
+def _upsert_row(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    if conn.execute(sql, params).rowcount == 0:
+        raise ExportError(f"export record {params[0]} belongs to another scope")
+
+
+def _quoted(value: str) -> str:
+    """The JSON-quoted storage form of an enum column (``supports`` -> ``'"supports"'``)."""
+    return json.dumps(value)
+
+
+def _upsert_source(conn: sqlite3.Connection, record: m.SourceRecord) -> None:
+    s = record.source
+    before = conn.execute("SELECT deleted_at FROM sources WHERE id = ?", (s.id,)).fetchone()
+    _upsert_row(
+        conn,
+        "INSERT INTO sources(id, tenant_id, person_id, revision, kind, content, captured_at,"
+        " recorded_at, deleted_at, ingestion_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET tenant_id = excluded.tenant_id,"
+        " person_id = excluded.person_id, revision = excluded.revision, kind = excluded.kind,"
+        " content = excluded.content, captured_at = excluded.captured_at,"
+        " recorded_at = excluded.recorded_at, deleted_at = excluded.deleted_at,"
+        " ingestion_key = excluded.ingestion_key" + _SAME_SCOPE.format(table="sources"),
+        (
+            s.id,
+            s.tenant_id,
+            s.person_id,
+            s.revision,
+            _quoted(s.kind.value),
+            s.content,
+            s.captured_at,
+            s.recorded_at,
+            s.deleted_at,
+            record.ingestion_key,
+        ),
+    )
+    # Only live sources are searchable. Content never changes, so the FTS row follows liveness:
+    # added when a live source first arrives, removed when its tombstone arrives.
+    was_live = before is not None and before[0] is None
+    if s.deleted_at is None and not was_live:
+        index_source(conn, s.id)
+    elif s.deleted_at is not None and was_live:
+        unindex_source(conn, s.id)
+
+
+def _upsert_evidence(conn: sqlite3.Connection, record: m.EvidenceRecord) -> None:
+    e = record.evidence
+    _upsert_row(
+        conn,
+        "INSERT INTO evidence(id, tenant_id, person_id, source_id, source_revision, quote,"
+        " recorded_at, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET tenant_id = excluded.tenant_id,"
+        " person_id = excluded.person_id, source_id = excluded.source_id,"
+        " source_revision = excluded.source_revision, quote = excluded.quote,"
+        " recorded_at = excluded.recorded_at, deleted_at = excluded.deleted_at"
+        + _SAME_SCOPE.format(table="evidence"),
+        (
+            e.id,
+            e.tenant_id,
+            e.person_id,
+            e.source_id,
+            e.source_revision,
+            e.quote,
+            e.recorded_at,
+            record.deleted_at,
+        ),
+    )
+    loc = record.locator
+    if loc is None:
+        conn.execute(
+            "DELETE FROM evidence_locators WHERE tenant_id = ? AND person_id = ?"
+            " AND evidence_id = ?",
+            (e.tenant_id, e.person_id, e.id),
+        )
+    else:
+        conn.execute(
+            "INSERT OR REPLACE INTO evidence_locators(tenant_id, person_id, evidence_id,"
+            " device_id, provider, stream_id, segment_id, start_ms, end_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                e.tenant_id,
+                e.person_id,
+                e.id,
+                loc.device_id,
+                loc.provider,
+                loc.stream_id,
+                loc.segment_id,
+                loc.start_ms,
+                loc.end_ms,
+            ),
+        )
+    if record.deleted_at is not None:
+        _drop_embeddings(conn, "evidence", e.id)
+
+
+def _upsert_claim(conn: sqlite3.Connection, c: m.ClaimRecord) -> None:
+    _upsert_row(
+        conn,
+        "INSERT INTO claims(id, tenant_id, person_id, subject, predicate, value, valid_from,"
+        " valid_until, recorded_from, recorded_until, status, kind)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET tenant_id = excluded.tenant_id,"
+        " person_id = excluded.person_id, subject = excluded.subject,"
+        " predicate = excluded.predicate, value = excluded.value,"
+        " valid_from = excluded.valid_from, valid_until = excluded.valid_until,"
+        " recorded_from = excluded.recorded_from, recorded_until = excluded.recorded_until,"
+        " status = excluded.status, kind = excluded.kind" + _SAME_SCOPE.format(table="claims"),
+        (
+            c.id,
+            c.tenant_id,
+            c.person_id,
+            c.subject,
+            c.predicate,
+            c.value,
+            c.valid_time.from_,
+            c.valid_time.until,
+            c.recorded_time.from_,
+            c.recorded_time.until,
+            c.status.value,
+            c.kind.value,
+        ),
+    )
+    if c.status is m.ClaimStatus.retracted:
+        # As upstream's delete does: a retracted claim keeps no vectors.
+        _drop_embeddings(conn, "claim", c.id)
+
+
+def _upsert_link(conn: sqlite3.Connection, r: m.ClaimEvidenceRecord) -> None:
+    conn.execute(
+        "INSERT INTO claim_evidence(tenant_id, person_id, claim_id, evidence_id, relation,"
+        " confidence_basis_points) VALUES (?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(tenant_id, person_id, claim_id, evidence_id) DO UPDATE SET"
+        " relation = excluded.relation,"
+        " confidence_basis_points = excluded.confidence_basis_points",
+        (
+            r.tenant_id,
+            r.person_id,
+            r.claim_id,
+            r.evidence_id,
+            _quoted(r.relation.value),
+            r.confidence_basis_points,
+        ),
+    )
+
+
+def _upsert_correction(conn: sqlite3.Connection, r: m.CorrectionRecord) -> None:
+    conn.execute(
+        "INSERT INTO corrections(tenant_id, person_id, superseded_claim_id, claim_id, source_id,"
+        " evidence_id, valid_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(tenant_id, person_id, superseded_claim_id, claim_id) DO UPDATE SET"
+        " source_id = excluded.source_id, evidence_id = excluded.evidence_id,"
+        " valid_at = excluded.valid_at, recorded_at = excluded.recorded_at",
+        (
+            r.tenant_id,
+            r.person_id,
+            r.superseded_claim_id,
+            r.claim_id,
+            r.source_id,
+            r.evidence_id,
+            r.valid_at,
+            r.recorded_at,
+        ),
+    )
+
+
+def _upsert_profile(conn: sqlite3.Connection, r: m.ProfileRecord) -> None:
+    _upsert_row(
+        conn,
+        "INSERT INTO profile_entries(id, tenant_id, person_id, key, value, stability, claim_id,"
+        " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET tenant_id = excluded.tenant_id,"
+        " person_id = excluded.person_id, key = excluded.key, value = excluded.value,"
+        " stability = excluded.stability, claim_id = excluded.claim_id,"
+        " recorded_at = excluded.recorded_at" + _SAME_SCOPE.format(table="profile_entries"),
+        (
+            r.id,
+            r.tenant_id,
+            r.person_id,
+            r.key,
+            r.value,
+            _quoted(r.stability.value),
+            r.claim_id,
+            r.recorded_at,
+        ),
+    )
+
+
+def _upsert_review(conn: sqlite3.Connection, r: m.DailyReviewRecord) -> None:
+    _upsert_row(
+        conn,
+        "INSERT INTO daily_reviews(id, tenant_id, person_id, day, summary, evidence_ids,"
+        " recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(id) DO UPDATE SET tenant_id = excluded.tenant_id,"
+        " person_id = excluded.person_id, day = excluded.day, summary = excluded.summary,"
+        " evidence_ids = excluded.evidence_ids, recorded_at = excluded.recorded_at"
+        + _SAME_SCOPE.format(table="daily_reviews"),
+        (
+            r.id,
+            r.tenant_id,
+            r.person_id,
+            r.day,
+            r.summary,
+            ordered_dumps(r.evidence_ids),
+            r.recorded_at,
+        ),
+    )
+
+
+def _remove(conn: sqlite3.Connection, r: m.DeletionRecord) -> None:
+    scope = (r.tenant_id, r.person_id)
+    kind, target_id = r.target.kind, r.target.id
+    if kind is m.MemoryKind.profile_entry:
+        conn.execute(
+            "DELETE FROM profile_entries WHERE id = ? AND tenant_id = ? AND person_id = ?",
+            (target_id, *scope),
+        )
+    elif kind is m.MemoryKind.daily_review:
+        conn.execute(
+            "DELETE FROM daily_reviews WHERE id = ? AND tenant_id = ? AND person_id = ?",
+            (target_id, *scope),
+        )
+    elif kind is m.MemoryKind.source:
+        # The tombstone itself arrived as the source record; vectors are projections to purge.
+        _drop_embeddings(conn, "source", target_id)
+    elif kind is m.MemoryKind.evidence:
+        _drop_embeddings(conn, "evidence", target_id)
+
+
+def _drop_embeddings(conn: sqlite3.Connection, target_kind: str, target_id: str) -> None:
+    conn.execute(
+        "DELETE FROM embeddings WHERE target_kind = ? AND target_id = ?", (target_kind, target_id)
+    )

@@ -1,0 +1,113 @@
+"""The two FTS5 match expressions a search runs (contract §5.2).
+
+* The **phrase query** is the whole user text as one FTS5 string: FTS5 tokenizes it with unicode61,
+  so punctuation is ignored and the tokens must appear in order. A text without word characters
+  gives a phrase that matches nothing (never a syntax error).
+* The **token query** recalls natural-language questions: the text split on every character that
+  is not alphanumeric *in Rust's sense*, de-duplicated case-insensitively (first spelling wins), at
+  most :data:`MAX_TOKEN_TERMS` terms, each quoted, joined with ``OR``. It exists only for two or
+  more terms (one term is the phrase query again).
+
+Every term is quoted, so FTS5 operators (``AND``, ``NEAR``, ``*``, ``^``, ``:``) in user text are
+plain words.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from zkr.retrieval._alphabetic_marks import OTHER_ALPHABETIC_RANGES
+
+__all__ = [
+    "MAX_TOKEN_TERMS",
+    "LexicalQueries",
+    "build_queries",
+    "is_alphanumeric",
+    "phrase_query",
+    "quote",
+    "token_query",
+    "token_terms",
+]
+
+#: The token query keeps at most this many unique terms, which bounds the FTS5 expression.
+MAX_TOKEN_TERMS = 32
+
+_RANGE_STARTS = tuple(first for first, _ in OTHER_ALPHABETIC_RANGES)
+
+
+def is_alphanumeric(char: str) -> bool:
+    """Rust's ``char::is_alphanumeric``: Unicode ``Alphabetic`` or a numeric category (Nd/Nl/No).
+
+    ``str.isalnum`` covers letters and numbers but not ``Other_Alphabetic`` combining marks such as
+    U+0345, so those come from a range table (see :mod:`zkr.retrieval._alphabetic_marks`).
+    """
+    if char.isalnum():
+        return True
+    code = ord(char)
+    index = bisect_right(_RANGE_STARTS, code) - 1
+    return index >= 0 and code <= OTHER_ALPHABETIC_RANGES[index][1]
+
+
+def quote(text: str) -> str:
+    """An FTS5 string literal: double quotes around, inner double quotes doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def phrase_query(query: str) -> str:
+    """The whole query as one FTS5 phrase.
+
+    A NUL character would end the FTS5 expression early (``unterminated string``); it is a
+    separator for unicode61 anyway, so it becomes a space. (The contract does not cover NUL in
+    queries; zkr answers instead of failing.)
+    """
+    return quote(query.replace("\x00", " "))
+
+
+def token_terms(query: str) -> list[str]:
+    """The unique alphanumeric runs of *query*, first spelling kept, at most 32 of them.
+
+    Uniqueness is case-insensitive by Unicode lowercase (``Alice`` and ``ALICE`` are one term).
+    """
+    terms: list[str] = []
+    seen: set[str] = set()
+    start: int | None = None
+    # One pass over the text; a trailing separator closes the last run.
+    for index, char in enumerate(query + " "):
+        if is_alphanumeric(char):
+            if start is None:
+                start = index
+            continue
+        if start is None:
+            continue
+        term = query[start:index]
+        start = None
+        folded = term.lower()
+        if folded in seen:
+            continue
+        seen.add(folded)
+        terms.append(term)
+        if len(terms) == MAX_TOKEN_TERMS:
+            break
+    return terms
+
+
+def token_query(query: str) -> str | None:
+    """``"t1" OR "t2" OR ...`` for two or more unique terms, else ``None``."""
+    terms = token_terms(query)
+    if len(terms) < 2:
+        return None
+    return " OR ".join(quote(term) for term in terms)
+
+
+@dataclass(frozen=True)
+class LexicalQueries:
+    """The match expressions of one search: the phrase always, the token query when useful."""
+
+    phrase: str
+    tokens: str | None
+
+
+def build_queries(query: str) -> LexicalQueries:
+    """Both match expressions for a user query (contract §5.2)."""
+    return LexicalQueries(phrase=phrase_query(query), tokens=token_query(query))

@@ -1,0 +1,99 @@
+"""``search`` and ``get``: scoped, bounded, cited recall (contract §5).
+
+A search builds a lexical list (:mod:`zkr.retrieval._lexical`), optionally a dense list
+(:mod:`zkr.embeddings.dense`,
+imported only when a query embedding is given, so a lexical search never loads numpy), fuses them
+by integer reciprocal rank (:mod:`zkr.retrieval._fusion`) and materializes the best targets as
+cited items
+(:mod:`zkr.retrieval._materialize`). Everything runs in one read transaction, so the lists and the
+items come
+from the same snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.retrieval._fusion import Target, fuse
+from zkr.retrieval._lexical import lexical_ranking
+from zkr.retrieval._materialize import materialize, materialize_all
+from zkr.store.validation import require_scope, require_text
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = ["NO_MATCH_GAP", "get", "search"]
+
+#: The pack's gap when nothing was found.
+NO_MATCH_GAP = "no cited memory matched"
+#: Relevance of an item fetched by ``get``.
+FULL_RELEVANCE = 10_000
+#: Each ranked list may bring this many candidates per requested item.
+CANDIDATES_PER_ITEM = 4
+
+
+def search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
+    """Run one search (contract §5.1).
+
+    :raises InvalidRequest: blank scope or query; a refused query embedding (dense path only).
+    :raises NotFound: a fused target could not be materialized (only on inconsistent data).
+    """
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.query, "query")
+    limit = m.bounded_limit(request.limit)
+    candidate_limit = CANDIDATES_PER_ITEM * limit
+    tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
+    # With as_of the embedding is ignored entirely (not even validated): vectors describe now.
+    hybrid = request.query_embedding is not None and as_of is None
+    # Inside a caller's write transaction the dense path must not cache what it sees.
+    nested = db.conn.in_transaction
+    with db.atomic(write=False) as conn:
+        # Alone, the lexical list fuses to its own first `limit` targets in order (one list's
+        # relevance falls strictly with the position for every position up to the 400 a list can
+        # have; tests/core/test_fusion.py checks it), so only those are built. With a dense list
+        # any lexical candidate may still reach the top.
+        lexical = lexical_ranking(
+            conn,
+            tenant_id,
+            person_id,
+            request.query,
+            as_of,
+            candidate_limit,
+            wanted=None if hybrid else limit,
+        )
+        if hybrid:
+            assert request.query_embedding is not None
+            from zkr.embeddings.dense import dense_ranks
+            from zkr.retrieval._hybrid import fuse_hybrid
+
+            # Ranked lazily: the fusion reads the dense list's head and the dense positions of
+            # the lexical candidates, never the whole list (every vector target of the scope).
+            dense = dense_ranks(
+                db,
+                conn,
+                tenant_id,
+                person_id,
+                request.query_embedding,
+                text=request.query,
+                cache=not nested,
+            )
+            fused = fuse_hybrid(lexical, dense, limit)
+        else:
+            fused = fuse([lexical], limit)
+        items = materialize_all(conn, fused, tenant_id, person_id, as_of)
+    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
+
+
+def get(db: Database, request: m.GetRequest) -> m.RetrievalItem:
+    """One live source, evidence or current claim as a cited item (contract §5.6).
+
+    A source is returned as itself even when it supports a claim.
+
+    :raises InvalidRequest: blank scope.
+    :raises NotFound: the target is not live in this scope.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    target: Target = (request.target.kind.value, request.target.id)
+    with db.atomic(write=False) as conn:
+        return materialize(conn, target, FULL_RELEVANCE, request.tenant_id, request.person_id)

@@ -1,0 +1,149 @@
+"""``Database``: one SQLite file of memory, opened, migrated, used one transaction at a time.
+
+The operations receive a ``Database`` (they never import the :class:`zkr.db.MemoryDb` facade back).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from zkr.errors import IntegrityError, InvalidRequest
+from zkr.store.migrations import migrate
+
+__all__ = ["BUSY_TIMEOUT_SECONDS", "Database"]
+
+#: How long a writer waits for another process's transaction before giving up.
+BUSY_TIMEOUT_SECONDS = 5.0
+
+# Trigger messages of the schema (contract §3.4): a RAISE(ABORT, msg) surfaces as IntegrityError.
+_TRIGGER_MESSAGES = frozenset(
+    {
+        "evidence source scope mismatch",
+        "evidence locator scope mismatch",
+        "claim evidence scope mismatch",
+        "embedding target scope mismatch",
+        "daily review evidence scope mismatch",
+        "profile entry claim scope mismatch",
+        "source origin scope mismatch",
+        "invalid claim half-open time interval",
+        "correction scope mismatch",
+    }
+)
+
+
+class Database:
+    """A zkr memory database: the connection, its transactions and the projections' caches.
+
+    ``Database(path)`` opens (creating if needed) the SQLite file at *path* and migrates it to the
+    current schema. Every public method is one operation of the contract and runs in one
+    transaction: either all of its rows (and its export-feed commit) are written, or none are.
+
+    A ``MemoryDb`` may be shared between threads; operations on one instance are serialised. Several
+    instances and processes may use the same file at once (WAL journal, busy timeout).
+
+    :param path: the database file, or ``":memory:"`` for a throwaway database.
+    :param prepare_connection: optional callable run on the new connection before migration
+        (the ``zkr_prepare_connection`` hook is applied through it by the plugin layer).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prepare_connection: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._closed = False
+        #: Caches owned by projections (e.g. dense lane matrices), dropped on every write.
+        self.caches: dict[str, Any] = {}
+        self.conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:":
+                # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
+                self.conn.execute("PRAGMA journal_mode = WAL")
+            if prepare_connection is not None:
+                prepare_connection(self.conn)
+            migrate(self.conn)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    # ------------------------------------------------------------------ lifecycle of the handle
+
+    def close(self) -> None:
+        """Close the connection; calling it twice is harmless."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextlib.contextmanager
+    def atomic(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+        """Run the block in one transaction (a savepoint when nested).
+
+        Writers start with ``BEGIN IMMEDIATE`` so that two processes never deadlock upgrading a read
+        lock; any exception rolls back everything, feed rows included. SQLite trigger aborts are
+        turned into :class:`~zkr.errors.IntegrityError` with the trigger's message.
+        """
+        with self._lock:
+            conn = self.conn
+            nested = conn.in_transaction
+            if nested:
+                conn.execute("SAVEPOINT zkr_atomic")
+            else:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield conn
+            except BaseException as exc:
+                if nested:
+                    conn.execute("ROLLBACK TO zkr_atomic")
+                    conn.execute("RELEASE zkr_atomic")
+                else:
+                    conn.execute("ROLLBACK")
+                translated = _translate_sqlite_error(exc)
+                if translated is not None:
+                    raise translated from exc
+                raise
+            else:
+                if nested:
+                    conn.execute("RELEASE zkr_atomic")
+                else:
+                    conn.execute("COMMIT")
+                if write:
+                    self.caches.clear()
+
+
+def _translate_sqlite_error(exc: BaseException) -> Exception | None:
+    if isinstance(exc, sqlite3.IntegrityError | sqlite3.OperationalError):
+        message = str(exc)
+        if message in _TRIGGER_MESSAGES:
+            return IntegrityError(message)
+    if isinstance(exc, sqlite3.DataError):
+        return InvalidRequest(str(exc))
+    return None

@@ -1,0 +1,308 @@
+"""Storing captures: ``remember`` (contract §4.1), ``locator`` (§4.2) and the row writers that
+``correct`` reuses for its correction capture.
+
+Column encodings are the contract's mixed ones (§3.2): source kind and relation are stored
+JSON-quoted (``'"conversation"'``, ``'"supports"'``), claim kind and status bare.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.errors import ConflictError, InvalidRequest, NotFound
+from zkr.feed.commits import append_commit
+from zkr.store.fts_rows import index_source
+from zkr.store.records import (
+    claim_evidence_record,
+    claim_record,
+    evidence_record,
+    source_record,
+    stored_locator,
+)
+from zkr.store.validation import is_blank, new_id, require_scope, require_text
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = [
+    "FULL_CONFIDENCE",
+    "SUPPORTS",
+    "insert_claim",
+    "insert_evidence",
+    "insert_source",
+    "locator",
+    "remember",
+    "require_claim_text",
+    "set_origins",
+]
+
+#: ``claim_evidence.relation`` of a supporting link, as stored (JSON-quoted).
+SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
+#: The confidence of the link between a claim and the evidence it was created with.
+FULL_CONFIDENCE = 10_000
+
+_I64_MAX = 2**63 - 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Row writers (shared with correct)
+# ----------------------------------------------------------------------------------------------
+
+
+def insert_source(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    kind: m.SourceKind,
+    text: str,
+    captured_at: int,
+    recorded_at: int,
+    ingestion_key: str | None,
+) -> str | None:
+    """Insert a live source at revision 1; ``None`` when its ingestion key is already taken."""
+    source_id = new_id()
+    cursor = conn.execute(
+        "INSERT OR IGNORE INTO sources(id, tenant_id, person_id, revision, kind, content,"
+        " captured_at, recorded_at, deleted_at, ingestion_key)"
+        " VALUES (?, ?, ?, 1, ?, ?, ?, ?, NULL, ?)",
+        (
+            source_id,
+            tenant_id,
+            person_id,
+            json.dumps(kind.value),
+            text,
+            captured_at,
+            recorded_at,
+            ingestion_key,
+        ),
+    )
+    return source_id if cursor.rowcount == 1 else None
+
+
+def insert_evidence(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    source_id: str,
+    text: str,
+    recorded_at: int,
+) -> str:
+    """Index the source text and cite the whole source with one evidence row; returns its id."""
+    index_source(conn, source_id)
+    evidence_id = new_id()
+    conn.execute(
+        "INSERT INTO evidence(id, tenant_id, person_id, source_id, source_revision, quote,"
+        " recorded_at, deleted_at) VALUES (?, ?, ?, ?, 1, ?, ?, NULL)",
+        (evidence_id, tenant_id, person_id, source_id, text, recorded_at),
+    )
+    return evidence_id
+
+
+def require_claim_text(subject: str, predicate: str, value: str) -> None:
+    """The claim field checks of remember (and of correct's replacement claim)."""
+    require_text(subject, "claim subject")
+    require_text(predicate, "claim predicate")
+    require_text(value, "claim value")
+
+
+def insert_claim(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    *,
+    subject: str,
+    predicate: str,
+    value: str,
+    kind: str,
+    valid_from: int,
+    recorded_from: int,
+    evidence_id: str,
+) -> str:
+    """Insert an accepted, open claim and its full-confidence ``supports`` link; returns its id."""
+    claim_id = new_id()
+    conn.execute(
+        "INSERT INTO claims(id, tenant_id, person_id, subject, predicate, value, valid_from,"
+        " valid_until, recorded_from, recorded_until, status, kind)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, 'accepted', ?)",
+        (
+            claim_id,
+            tenant_id,
+            person_id,
+            subject,
+            predicate,
+            value,
+            valid_from,
+            recorded_from,
+            kind,
+        ),
+    )
+    conn.execute(
+        "INSERT INTO claim_evidence(tenant_id, person_id, claim_id, evidence_id, relation,"
+        " confidence_basis_points) VALUES (?, ?, ?, ?, ?, ?)",
+        (tenant_id, person_id, claim_id, evidence_id, SUPPORTS, FULL_CONFIDENCE),
+    )
+    return claim_id
+
+
+def set_origins(
+    conn: sqlite3.Connection, source_id: str, evidence_id: str, claim_id: str | None
+) -> None:
+    """Record which evidence (and claim) were created together with the source."""
+    conn.execute(
+        "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?",
+        (evidence_id, claim_id, source_id),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# remember
+# ----------------------------------------------------------------------------------------------
+
+
+def _validate_remember(request: m.RememberRequest) -> None:
+    """Checks that run before the transaction, in the contract's order."""
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.text, "text")
+    loc = request.locator
+    if loc is not None:
+        require_text(loc.device_id, "locator.device_id")
+        require_text(loc.provider, "locator.provider")
+        require_text(loc.stream_id, "locator.stream_id")
+        require_text(loc.segment_id, "locator.segment_id")
+        if loc.end_ms < loc.start_ms:
+            raise InvalidRequest("locator end_ms must not precede start_ms")
+        if loc.end_ms > _I64_MAX:
+            raise InvalidRequest("locator end_ms exceeds the storage range")
+    if request.ingestion_key is not None and is_blank(request.ingestion_key):
+        raise InvalidRequest("ingestion_key must not be empty")
+
+
+def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
+    """Store a capture: one source, one evidence, optional locator and claim, one feed commit.
+
+    A request whose ``ingestion_key`` is already stored in the scope is a replay: it returns the
+    original ids when the payload is identical and writes nothing.
+
+    :raises InvalidRequest: a blank field, a bad locator range, an oversized export record.
+    :raises ConflictError: a replayed key with a different payload.
+    :raises NotFound: a replayed key whose memory was deleted.
+    """
+    _validate_remember(request)
+    tenant, person = request.tenant_id, request.person_id
+    with db.atomic() as conn:
+        source_id = insert_source(
+            conn,
+            tenant,
+            person,
+            request.kind,
+            request.text,
+            request.captured_at,
+            request.recorded_at,
+            request.ingestion_key,
+        )
+        if source_id is None:
+            return _replay(conn, request)
+        evidence_id = insert_evidence(
+            conn, tenant, person, source_id, request.text, request.recorded_at
+        )
+        loc = request.locator
+        if loc is not None:
+            conn.execute(
+                "INSERT INTO evidence_locators(tenant_id, person_id, evidence_id, device_id,"
+                " provider, stream_id, segment_id, start_ms, end_ms)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    tenant,
+                    person,
+                    evidence_id,
+                    loc.device_id,
+                    loc.provider,
+                    loc.stream_id,
+                    loc.segment_id,
+                    loc.start_ms,
+                    loc.end_ms,
+                ),
+            )
+        claim_id: str | None = None
+        claim = request.claim
+        if claim is not None:
+            require_claim_text(claim.subject, claim.predicate, claim.value)
+            claim_id = insert_claim(
+                conn,
+                tenant,
+                person,
+                subject=claim.subject,
+                predicate=claim.predicate,
+                value=claim.value,
+                kind=claim.kind.value,
+                valid_from=claim.valid_from,
+                recorded_from=request.recorded_at,
+                evidence_id=evidence_id,
+            )
+        set_origins(conn, source_id, evidence_id, claim_id)
+        records = [source_record(conn, source_id), evidence_record(conn, evidence_id)]
+        if claim_id is not None:
+            records.append(claim_record(conn, claim_id))
+            records.append(claim_evidence_record(conn, tenant, person, claim_id, evidence_id))
+        append_commit(conn, tenant, person, request.recorded_at, records)
+    return m.RememberResult(source_id=source_id, evidence_id=evidence_id, claim_id=claim_id)
+
+
+def _replay(conn: sqlite3.Connection, request: m.RememberRequest) -> m.RememberResult:
+    """The stored memory of the request's ingestion key, if the payload is the same."""
+    tenant, person = request.tenant_id, request.person_id
+    row = conn.execute(
+        "SELECT s.id, s.kind, s.content, s.captured_at, s.recorded_at, s.deleted_at,"
+        " e.id, e.deleted_at, c.id, c.subject, c.predicate, c.value, c.valid_from, c.kind"
+        " FROM sources s"
+        " JOIN evidence e ON e.id = s.origin_evidence_id"
+        "  AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id"
+        " LEFT JOIN claims c ON c.id = s.origin_claim_id"
+        "  AND c.tenant_id = s.tenant_id AND c.person_id = s.person_id"
+        " WHERE s.tenant_id = ? AND s.person_id = ? AND s.ingestion_key = ?",
+        (tenant, person, request.ingestion_key),
+    ).fetchone()
+    # A deleted memory cannot be replayed, and its key can never be reused.
+    if row is None or row[5] is not None or row[7] is not None:
+        raise NotFound()
+    source_id, evidence_id, claim_id = row[0], row[6], row[8]
+    stored_claim = None if claim_id is None else (row[9], row[10], row[11], row[12], row[13])
+    claim = request.claim
+    requested_claim = (
+        None
+        if claim is None
+        else (claim.subject, claim.predicate, claim.value, claim.valid_from, claim.kind.value)
+    )
+    same = (
+        row[1] == json.dumps(request.kind.value)
+        and row[2] == request.text
+        and row[3] == request.captured_at
+        and row[4] == request.recorded_at
+        and stored_claim == requested_claim
+        and stored_locator(conn, tenant, person, evidence_id) == request.locator
+    )
+    if not same:
+        raise ConflictError("ingestion_key conflicts with different memory payload")
+    return m.RememberResult(source_id=source_id, evidence_id=evidence_id, claim_id=claim_id)
+
+
+# ----------------------------------------------------------------------------------------------
+# locator
+# ----------------------------------------------------------------------------------------------
+
+
+def locator(db: Database, request: m.LocatorRequest) -> m.LocatorInput | None:
+    """The transcript locator of a live evidence row of the scope; ``None`` otherwise."""
+    require_scope(request.tenant_id, request.person_id)
+    with db.atomic(write=False) as conn:
+        live = conn.execute(
+            "SELECT 1 FROM evidence WHERE id = ? AND tenant_id = ? AND person_id = ?"
+            " AND deleted_at IS NULL",
+            (request.evidence_id, request.tenant_id, request.person_id),
+        ).fetchone()
+        if live is None:
+            return None
+        return stored_locator(conn, request.tenant_id, request.person_id, request.evidence_id)

@@ -1,0 +1,146 @@
+"""``correct``: supersede an accepted claim with a new value, citing a correction capture (§4.3).
+
+Nothing is rewritten in place: the old claim's two intervals are closed at the correction's times,
+and a new claim (same subject, predicate, kind) is created from a new ``user_correction`` source.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.errors import InvalidRequest, NotFound
+from zkr.feed.commits import append_commit
+from zkr.store.records import (
+    ExportRecord,
+    claim_evidence_record,
+    claim_record,
+    correction_record,
+    deletion_record,
+    evidence_record,
+    source_record,
+)
+from zkr.store.validation import require_scope, require_text
+from zkr.writes.capture import (
+    insert_claim,
+    insert_evidence,
+    insert_source,
+    require_claim_text,
+    set_origins,
+)
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = ["correct"]
+
+_CLAIM_KINDS = frozenset(kind.value for kind in m.ClaimKind)
+
+
+def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
+    """Close the claim at (``valid_at``, ``recorded_at``) and record its replacement.
+
+    Profile entries projecting the old claim are removed; the key has no profile until ``profile``
+    is called with the new claim.
+
+    :raises InvalidRequest: blank text/value, timestamps that do not advance both intervals.
+    :raises NotFound: no accepted claim with that id in the scope.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.text, "correction text")
+    require_text(request.value, "value")
+    tenant, person = request.tenant_id, request.person_id
+    with db.atomic() as conn:
+        profile_ids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM profile_entries WHERE tenant_id = ? AND person_id = ?"
+                " AND claim_id = ? ORDER BY id",
+                (tenant, person, request.claim_id),
+            )
+        ]
+        old = conn.execute(
+            "SELECT subject, predicate, kind, valid_from, recorded_from FROM claims"
+            " WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
+            (request.claim_id, tenant, person),
+        ).fetchone()
+        if old is None:
+            raise NotFound()
+        subject, predicate, kind, valid_from, recorded_from = old
+        if kind not in _CLAIM_KINDS:
+            raise InvalidRequest("stored claim kind is invalid")
+        if not (request.valid_at > valid_from and request.recorded_at > recorded_from):
+            raise InvalidRequest(
+                "correction timestamps must advance the original valid and recorded intervals"
+            )
+        # The capture: captured_at is the moment the new value became true.
+        source_id = insert_source(
+            conn,
+            tenant,
+            person,
+            m.SourceKind.user_correction,
+            request.text,
+            request.valid_at,
+            request.recorded_at,
+            None,
+        )
+        assert source_id is not None  # no ingestion key, so the insert cannot be ignored
+        evidence_id = insert_evidence(
+            conn, tenant, person, source_id, request.text, request.recorded_at
+        )
+        conn.execute(
+            "UPDATE claims SET status = 'superseded', valid_until = ?, recorded_until = ?"
+            " WHERE id = ?",
+            (request.valid_at, request.recorded_at, request.claim_id),
+        )
+        if profile_ids:
+            conn.executemany(
+                "DELETE FROM profile_entries WHERE id = ?", [(pid,) for pid in profile_ids]
+            )
+        require_claim_text(subject, predicate, request.value)
+        claim_id = insert_claim(
+            conn,
+            tenant,
+            person,
+            subject=subject,
+            predicate=predicate,
+            value=request.value,
+            kind=kind,
+            valid_from=request.valid_at,
+            recorded_from=request.recorded_at,
+            evidence_id=evidence_id,
+        )
+        set_origins(conn, source_id, evidence_id, claim_id)
+        conn.execute(
+            "INSERT INTO corrections(tenant_id, person_id, superseded_claim_id, claim_id,"
+            " source_id, evidence_id, valid_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                tenant,
+                person,
+                request.claim_id,
+                claim_id,
+                source_id,
+                evidence_id,
+                request.valid_at,
+                request.recorded_at,
+            ),
+        )
+        records: list[ExportRecord] = [
+            source_record(conn, source_id),
+            evidence_record(conn, evidence_id),
+            claim_record(conn, request.claim_id),
+            claim_record(conn, claim_id),
+            claim_evidence_record(conn, tenant, person, claim_id, evidence_id),
+            correction_record(conn, tenant, person, request.claim_id, claim_id),
+        ]
+        records.extend(
+            deletion_record(tenant, person, m.MemoryKind.profile_entry, pid, request.recorded_at)
+            for pid in profile_ids
+        )
+        append_commit(conn, tenant, person, request.recorded_at, records)
+    return m.CorrectResult(
+        claim_id=claim_id,
+        evidence_id=evidence_id,
+        source_id=source_id,
+        superseded_claim_id=request.claim_id,
+    )
