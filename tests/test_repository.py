@@ -32,7 +32,7 @@ def test_versions_and_internal_pins_are_lockstep() -> None:
 
 
 def test_package_version_matches_distribution() -> None:
-    init = (ROOT / "zkr-core/src/zkr/__init__.py").read_text()
+    init = (ROOT / "zkr-core/src/zkr/version.py").read_text()
     assert f'__version__ = "{_project("zkr-core")["version"]}"' in init
 
 
