@@ -1,0 +1,109 @@
+"""``zkr-web``: serve one person's memory page on this machine.
+
+``zkr-web --db PATH --tenant T --person P [--host 127.0.0.1] [--port N] [--token T]``; also
+``zkr web`` when zkr-cli is installed (same options but ``--db``, which ``zkr`` takes itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["DEFAULT_PORT", "ServeOptions", "main", "serve"]
+
+DEFAULT_PORT = 8765
+LOOPBACK = "127.0.0.1"
+
+
+class ServeOptions(argparse.Namespace):
+    db: str
+    tenant: str | None
+    person: str | None
+    host: str
+    port: int
+    token: str | None
+
+
+def default_db() -> str:
+    """``$ZKR_DB``, else ``~/.zkr/memory.db`` (zkr's own default)."""
+    return os.environ.get("ZKR_DB") or str(Path("~/.zkr/memory.db").expanduser())
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
+    if with_db:
+        parser.add_argument("--db", default=None, help="database file (default $ZKR_DB, "
+                            "else ~/.zkr/memory.db)")
+    parser.add_argument("--tenant", default=None,
+                        help="tenant of the person shown (default $ZKR_TENANT_ID)")
+    parser.add_argument("--person", default=None,
+                        help="the person whose memory is shown (default $ZKR_PERSON_ID)")
+    parser.add_argument("--host", default=LOOPBACK,
+                        help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--token", default=None,
+                        help="access token (default: a random one, printed at start; "
+                        "or $ZKR_WEB_TOKEN)")
+
+
+def serve(db_path: str, tenant: str | None, person: str | None, host: str, port: int,
+          token: str | None) -> int:
+    """Check the options, print the address with its token, and serve until interrupted."""
+    import uvicorn
+
+    from zkr_web.app import WebConfig, create_app
+    from zkr_web.security import new_token
+
+    tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
+    person = person or os.environ.get("ZKR_PERSON_ID") or ""
+    if not tenant.strip() or not person.strip():
+        print("zkr-web: give the scope: --tenant T --person P "
+              "(or ZKR_TENANT_ID and ZKR_PERSON_ID)", file=sys.stderr)
+        return 2
+    token = token or os.environ.get("ZKR_WEB_TOKEN") or new_token()
+    if len(token) < 16:
+        print("zkr-web: --token must be at least 16 characters", file=sys.stderr)
+        return 2
+    if not (0 <= port <= 65535):
+        print("zkr-web: --port must be 0-65535", file=sys.stderr)
+        return 2
+    if host not in (LOOPBACK, "localhost", "::1"):
+        print(f"zkr-web: warning: serving on {host}: other machines may reach this page "
+              "(the token still guards it)", file=sys.stderr)
+    config = WebConfig(db_path=db_path, tenant_id=tenant, person_id=person, token=token)
+    app = create_app(config)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           access_log=False, lifespan="on"))
+    original_startup = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await original_startup(sockets=sockets)  # type: ignore[arg-type]
+        bound = port
+        for listener in getattr(server, "servers", []):
+            for sock in listener.sockets:
+                bound = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"zkr-web: serving {tenant}/{person} from {db_path}", flush=True)
+        print(f"zkr-web: open http://{shown}:{bound}/?token={token}", flush=True)
+
+    server.startup = startup  # type: ignore[method-assign]
+    server.run()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="zkr-web",
+        description="A local page where you see, audit and correct what your agent remembers.",
+    )
+    add_arguments(parser, with_db=True)
+    args = parser.parse_args(argv, namespace=ServeOptions())
+    return serve(args.db or default_db(), args.tenant, args.person, args.host, args.port,
+                 args.token)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The page's one door to the database: zkr's operations, run in the page's scope.
+
+zkr-web holds no SQL. Every read and every change goes through an operation of zkr-core's
+operation table, with the request built from the operation's own request model (so its validation
+and error messages are zkr's) and the scope filled from the server's configuration: a page can
+never name another person's scope, and another scope's ids answer exactly like missing ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from zkr import MemoryDb
+from zkr import models as m
+from zkr.operations import OPERATIONS
+
+__all__ = ["ScopedMemory", "has_operation"]
+
+
+def has_operation(name: str) -> bool:
+    """Whether the installed zkr-core offers operation *name* (pages hide what it lacks)."""
+    return name in OPERATIONS
+
+
+@dataclass(frozen=True)
+class ScopedMemory:
+    """The memory of one (tenant, person), reached only through operations."""
+
+    db: MemoryDb
+    tenant_id: str
+    person_id: str
+
+    def run(self, name: str, **fields: Any) -> Any:
+        """Run operation *name* in this scope; *fields* are its request's other fields.
+
+        :raises zkr.errors.ZkrError: whatever the operation refuses (``NotFound`` for a missing
+            or foreign id), with the contract's message.
+        """
+        operation = OPERATIONS[name]
+        payload = {"tenant_id": self.tenant_id, "person_id": self.person_id, **fields}
+        request = operation.request.model_validate(payload)
+        return _call(self.db, name, request)
+
+    # ---------------------------------------------------------------- reads
+
+    def search(self, query: str, limit: int, as_of: int | None) -> m.RetrievalPack:
+        fields: dict[str, Any] = {"query": query, "limit": limit}
+        if as_of is not None:
+            fields["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
+        pack: m.RetrievalPack = self.run("search", **fields)
+        return pack
+
+    def get(self, kind: str, target_id: str) -> m.RetrievalItem:
+        item: m.RetrievalItem = self.run("get", target={"kind": kind, "id": target_id})
+        return item
+
+    def locator(self, evidence_id: str) -> m.LocatorInput | None:
+        found: m.LocatorInput | None = self.run("locator", evidence_id=evidence_id)
+        return found
+
+    def profiles(self, limit: int) -> list[m.ProfileEntry]:
+        entries: list[m.ProfileEntry] = self.run("profiles", limit=limit)
+        return entries
+
+    def reviews(self, limit: int) -> list[m.ReviewItem]:
+        items: list[m.ReviewItem] = self.run("reviews", limit=limit)
+        return items
+
+    # ---------------------------------------------------------------- changes
+
+    def correct(
+        self, claim_id: str, text: str, value: str, valid_at: int, recorded_at: int
+    ) -> m.CorrectResult:
+        result: m.CorrectResult = self.run(
+            "correct",
+            claim_id=claim_id,
+            text=text,
+            value=value,
+            valid_at=valid_at,
+            recorded_at=recorded_at,
+        )
+        return result
+
+    def delete(self, source_id: str, deleted_at: int) -> m.DeleteResult:
+        result: m.DeleteResult = self.run("delete", source_id=source_id, deleted_at=deleted_at)
+        return result
+
+
+def _call(db: MemoryDb, name: str, request: BaseModel) -> Any:
+    runner = getattr(db, "run", None)
+    if runner is not None:
+        return runner(name, request)
+    return OPERATIONS[name].call(db, request)  # type: ignore[attr-defined]

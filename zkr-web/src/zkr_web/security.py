@@ -1,0 +1,143 @@
+"""Who may use the page: the access token, the CSRF token and the headers every answer carries.
+
+The page shows a person's whole memory, so nothing is served without the access token — not a
+page, not a stylesheet. The token is printed when the server starts (or given with ``--token``); the
+first visit brings it as ``?token=…``, which is moved into an HttpOnly, SameSite=Strict cookie and
+removed from the address at once (a redirect), so it does not linger in history or in a
+``Referer``. Scripts and API clients may send it as ``Authorization: Bearer …`` instead.
+
+Every state-changing request is a POST carrying a CSRF token derived from the access token (an
+HMAC, so a page on another origin can neither read nor compute it) and, when the browser sends an
+``Origin``, coming from this server's own origin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from http.cookies import SimpleCookie
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.datastructures import Headers
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = [
+    "COOKIE_NAME",
+    "SECURITY_HEADERS",
+    "AccessGuard",
+    "csrf_token",
+    "new_token",
+    "origin_allowed",
+    "tokens_match",
+]
+
+COOKIE_NAME = "zkr_web_token"
+
+#: Sent with every answer: no framing, no inline script, no sniffing, no caching, no referrer.
+SECURITY_HEADERS: dict[str, str] = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+_REFUSED = (
+    "<!doctype html><html lang=en><meta charset=utf-8><title>zkr — access token needed</title>"
+    "<h1>Access token needed</h1><p>Open the address that <code>zkr-web</code> printed when it "
+    "started (it ends with <code>?token=…</code>).</p></html>"
+)
+
+
+def new_token() -> str:
+    """A fresh random access token (256 bits, URL-safe)."""
+    return secrets.token_urlsafe(32)
+
+
+def tokens_match(given: str | None, expected: str) -> bool:
+    """Constant-time comparison of a presented token with the expected one."""
+    if not given:
+        return False
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def csrf_token(access_token: str) -> str:
+    """The CSRF token forms carry: derived from the access token, never equal to it."""
+    return hmac.new(access_token.encode("utf-8"), b"zkr-web csrf v1", hashlib.sha256).hexdigest()
+
+
+def origin_allowed(headers: Headers) -> bool:
+    """A browser's ``Origin`` (when it sends one) must be this server's own address."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    host = headers.get("host", "")
+    return origin in (f"http://{host}", f"https://{host}")
+
+
+class AccessGuard:
+    """ASGI middleware: refuse every HTTP request that does not present the access token."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        offered = [value for key, value in query if key == "token"]
+        if offered and scope["method"] in ("GET", "HEAD"):
+            response = self._login(scope, offered[-1], [(k, v) for k, v in query if k != "token"])
+        elif self._presented(headers):
+            await self.app(scope, receive, _with_headers(send))
+            return
+        else:
+            response = HTMLResponse(_REFUSED, status_code=401)
+        await response(scope, receive, _with_headers(send))
+
+    def _presented(self, headers: Headers) -> bool:
+        authorization = headers.get("authorization", "")
+        if authorization.lower().startswith("bearer "):
+            return tokens_match(authorization[7:].strip(), self.token)
+        cookie = SimpleCookie()
+        try:
+            cookie.load(headers.get("cookie", ""))
+        except Exception:  # a malformed Cookie header is simply no token
+            return False
+        morsel = cookie.get(COOKIE_NAME)
+        return tokens_match(morsel.value if morsel else None, self.token)
+
+    def _login(self, scope: Scope, offered: str, rest: list[tuple[str, str]]) -> Response:
+        if not tokens_match(offered, self.token):
+            return HTMLResponse(_REFUSED, status_code=401)
+        # The same address without the token: it must not stay in the address bar or history.
+        target = scope.get("root_path", "") + scope["path"]
+        if rest:
+            target += "?" + urlencode(rest)
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            COOKIE_NAME, self.token, httponly=True, samesite="strict", path="/", secure=False
+        )
+        return response
+
+
+def _with_headers(send: Send) -> Send:
+    async def sender(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            present = {name.lower() for name, _ in headers}
+            for name, value in SECURITY_HEADERS.items():
+                if name.encode("latin-1") not in present:
+                    headers.append((name.encode("latin-1"), value.encode("latin-1")))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sender

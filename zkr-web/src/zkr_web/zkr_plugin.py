@@ -1,0 +1,38 @@
+"""zkr's plugin entry point for zkr-web (entry-point group ``zkr``, name ``web``): ``zkr web``.
+
+Kept import-light: zkr loads it for every non-contract command, so the web stack is imported only
+when ``zkr web`` runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from zkr.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+__all__ = ["zkr_register_commands"]
+
+
+# optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
+@hookimpl(optionalhook=True)
+def zkr_register_commands(cli: click.Group) -> None:
+    """Add ``zkr web`` (the options of ``zkr-web``; the database is ``zkr --db``)."""
+    import click
+
+    from zkr_web.cli import DEFAULT_PORT, LOOPBACK
+
+    @cli.command(name="web", help="Serve the memory page of one person on this machine.")
+    @click.option("--tenant", default=None, help="tenant (default $ZKR_TENANT_ID)")
+    @click.option("--person", default=None, help="person (default $ZKR_PERSON_ID)")
+    @click.option("--host", default=LOOPBACK, show_default=True, help="address to bind")
+    @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="port")
+    @click.option("--token", default=None, help="access token (default: random, printed)")
+    @click.pass_obj
+    def web(ctx: object, tenant: str | None, person: str | None, host: str, port: int,
+            token: str | None) -> int:
+        from zkr_web.cli import serve
+
+        return serve(str(getattr(ctx, "db_path")), tenant, person, host, port, token)
