@@ -18,10 +18,11 @@ import nox
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "typecheck", "tests", "isolated", "hermes", "openclaw"]
+nox.options.sessions = ["lint", "typecheck", "tests", "isolated", "hermes", "openclaw", "web"]
 
 ROOT = Path(__file__).parent
-REAL_HOST_TESTS = ("tests/integration/hermes", "tests/integration/openclaw")
+# Tests that need a real host or browser run in their own sessions, not in `tests`.
+REAL_HOST_TESTS = ("tests/integration/hermes", "tests/integration/openclaw", "tests/web")
 
 
 def _interpreters(*versions: str) -> list[str]:
@@ -114,6 +115,30 @@ def openclaw(session: nox.Session) -> None:
     session.run(
         "bash", "zkr-openclaw-bridge/scripts/check.sh", *session.posargs, env=env, external=True
     )
+
+
+@nox.session
+def web(session: nox.Session) -> None:
+    """zkr-web over real HTTP and in a real Chromium (Debian's package, driven by Playwright).
+
+    ``playwright install`` cannot download browsers here, so the system Chromium is used; it is
+    installed with apt when missing (CI runs as root on a fresh machine).
+    """
+    if shutil.which("chromium") is None:
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", "-qq", external=True, env=env)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True, env=env)
+    _sync(session, "--all-packages", "--group", "test", "--group", "web")
+    # ZKR_REQUIRE_BROWSER turns "no browser" from a skip into a failure here.
+    session.run("pytest", "-q", "tests/web", *session.posargs, env={"ZKR_REQUIRE_BROWSER": "1"})
+
+
+@nox.session
+def bench_web(session: nox.Session) -> None:
+    """zkr-web page latency at 100,000 memories over HTTP on 127.0.0.1. Not part of CI."""
+    _sync(session, "--all-packages")
+    out = os.environ.get("ZKR_BENCH_OUT", "bench-web-report.json")
+    session.run("python", "benchmarks/web.py", "--out", out, *session.posargs)
 
 
 @nox.session

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DISTRIBUTIONS = ["zkr-core", "zkr-cli", "zkr-hermes", "zkr-openclaw-bridge"]
+DISTRIBUTIONS = ["zkr-core", "zkr-cli", "zkr-hermes", "zkr-openclaw-bridge", "zkr-web"]
 
 
 def _project(dist: str) -> dict[str, object]:

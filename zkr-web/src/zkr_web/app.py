@@ -180,8 +180,9 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
                 for evidence_id in item.evidence_ids:
                     if evidence_id not in cited:
                         cited[evidence_id] = _evidence(p.memory, evidence_id)
-        return p.render(request, "search.html", title="zkr — search", q=query, pack=pack,
-                        cited=cited)
+        return p.render(
+            request, "search.html", title="zkr — search", q=query, pack=pack, cited=cited
+        )
 
     def claim(request: Request) -> Response:
         p = pages()
@@ -192,15 +193,20 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
             return claim_page(p, request, claim_id)
         item = p.memory.get("claim", claim_id)
         evidence = [_evidence(p.memory, evidence_id) for evidence_id in item.evidence_ids]
-        return p.render(request, "claim.html", title=f"zkr — {item.excerpt}", item=item,
-                        evidence=evidence, history=None)
+        return p.render(
+            request,
+            "claim.html",
+            title=f"zkr — {item.excerpt}",
+            item=item,
+            evidence=evidence,
+            history=None,
+        )
 
     def source(request: Request) -> Response:
         p = pages()
         item = p.memory.get("source", request.path_params["source_id"])
         evidence = [_evidence(p.memory, evidence_id) for evidence_id in item.evidence_ids]
-        return p.render(request, "source.html", title="zkr — capture", item=item,
-                        evidence=evidence)
+        return p.render(request, "source.html", title="zkr — capture", item=item, evidence=evidence)
 
     def evidence(request: Request) -> Response:
         p = pages()
@@ -209,8 +215,13 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
 
     def profile(request: Request) -> Response:
         p = pages()
-        return p.render(request, "profile.html", title="zkr — profile and reviews",
-                        profiles=p.memory.profiles(100), reviews=p.memory.reviews(100))
+        return p.render(
+            request,
+            "profile.html",
+            title="zkr — profile and reviews",
+            profiles=p.memory.profiles(100),
+            reviews=p.memory.reviews(100),
+        )
 
     # ------------------------------------------------------------------ changing pages
 
@@ -219,8 +230,9 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         claim_id = request.path_params["claim_id"]
         item = await run_in_threadpool(p.memory.get, "claim", claim_id)
         if request.method == "GET":
-            return p.render(request, "correct.html", title="zkr — correct", item=item,
-                            error=None, form={})
+            return p.render(
+                request, "correct.html", title="zkr — correct", item=item, error=None, form={}
+            )
         form = await _form(request, p)
         value = _field(form, "value")
         text = _field(form, "text") or f"Corrected by the person: {item.excerpt} → {value}"
@@ -228,14 +240,25 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
             valid_at = parse_moment(_field(form, "valid_at"))
             now = p.now()
             result = await run_in_threadpool(
-                p.memory.correct, claim_id, text, value,
-                now if valid_at is None else valid_at, now,
+                p.memory.correct,
+                claim_id,
+                text,
+                value,
+                now if valid_at is None else valid_at,
+                now,
             )
         except (ZkrError, MomentError) as exc:
             if isinstance(exc, NotFound):
                 raise
-            return p.render(request, "correct.html", status=400, title="zkr — correct",
-                            item=item, error=str(exc), form=form)
+            return p.render(
+                request,
+                "correct.html",
+                status=400,
+                title="zkr — correct",
+                item=item,
+                error=str(exc),
+                form=form,
+            )
         return RedirectResponse(f"/claim/{result.claim_id}?done=corrected", status_code=303)
 
     async def remove(request: Request) -> Response:
@@ -248,8 +271,9 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
             raise HTTPException(404)
         item = await run_in_threadpool(p.memory.get, "source", source_id)
         if request.method == "GET":
-            return p.render(request, "remove.html", title=f"zkr — {action}", item=item,
-                            action=action)
+            return p.render(
+                request, "remove.html", title=f"zkr — {action}", item=item, action=action
+            )
         await _form(request, p)
         if action == "delete":
             result = await run_in_threadpool(p.memory.delete, source_id, p.now())
@@ -262,22 +286,30 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     # ------------------------------------------------------------------ errors
 
     def not_found(request: Request, exc: Exception) -> Response:
-        return pages().render(request, "error.html", status=404, title="zkr — not found",
-                              message="Nothing here: no such memory in your scope.")
+        return pages().render(
+            request,
+            "error.html",
+            status=404,
+            title="zkr — not found",
+            message="Nothing here: no such memory in your scope.",
+        )
 
     def refused(request: Request, exc: Exception) -> Response:
-        return pages().render(request, "error.html", status=400, title="zkr — refused",
-                              message=str(exc))
+        return pages().render(
+            request, "error.html", status=400, title="zkr — refused", message=str(exc)
+        )
 
     def form_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, _FormError)
-        return pages().render(request, "error.html", status=exc.status, title="zkr — refused",
-                              message=exc.message)
+        return pages().render(
+            request, "error.html", status=exc.status, title="zkr — refused", message=exc.message
+        )
 
     def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return pages().render(request, "error.html", status=exc.status_code, title="zkr",
-                              message=str(exc.detail))
+        return pages().render(
+            request, "error.html", status=exc.status_code, title="zkr", message=str(exc.detail)
+        )
 
     import contextlib
 

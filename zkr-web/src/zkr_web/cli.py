@@ -34,23 +34,34 @@ def default_db() -> str:
 
 def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
     if with_db:
-        parser.add_argument("--db", default=None, help="database file (default $ZKR_DB, "
-                            "else ~/.zkr/memory.db)")
-    parser.add_argument("--tenant", default=None,
-                        help="tenant of the person shown (default $ZKR_TENANT_ID)")
-    parser.add_argument("--person", default=None,
-                        help="the person whose memory is shown (default $ZKR_PERSON_ID)")
-    parser.add_argument("--host", default=LOOPBACK,
-                        help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
-    parser.add_argument("--token", default=None,
-                        help="access token (default: a random one, printed at start; "
-                        "or $ZKR_WEB_TOKEN)")
+        parser.add_argument(
+            "--db", default=None, help="database file (default $ZKR_DB, else ~/.zkr/memory.db)"
+        )
+    parser.add_argument(
+        "--tenant", default=None, help="tenant of the person shown (default $ZKR_TENANT_ID)"
+    )
+    parser.add_argument(
+        "--person", default=None, help="the person whose memory is shown (default $ZKR_PERSON_ID)"
+    )
+    parser.add_argument(
+        "--host", default=LOOPBACK, help="address to bind (default 127.0.0.1: this machine only)"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="access token (default: a random one, printed at start; or $ZKR_WEB_TOKEN)",
+    )
 
 
-def serve(db_path: str, tenant: str | None, person: str | None, host: str, port: int,
-          token: str | None) -> int:
+def serve(
+    db_path: str, tenant: str | None, person: str | None, host: str, port: int, token: str | None
+) -> int:
     """Check the options, print the address with its token, and serve until interrupted."""
     import uvicorn
 
@@ -60,8 +71,10 @@ def serve(db_path: str, tenant: str | None, person: str | None, host: str, port:
     tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
     person = person or os.environ.get("ZKR_PERSON_ID") or ""
     if not tenant.strip() or not person.strip():
-        print("zkr-web: give the scope: --tenant T --person P "
-              "(or ZKR_TENANT_ID and ZKR_PERSON_ID)", file=sys.stderr)
+        print(
+            "zkr-web: give the scope: --tenant T --person P (or ZKR_TENANT_ID and ZKR_PERSON_ID)",
+            file=sys.stderr,
+        )
         return 2
     token = token or os.environ.get("ZKR_WEB_TOKEN") or new_token()
     if len(token) < 16:
@@ -71,12 +84,18 @@ def serve(db_path: str, tenant: str | None, person: str | None, host: str, port:
         print("zkr-web: --port must be 0-65535", file=sys.stderr)
         return 2
     if host not in (LOOPBACK, "localhost", "::1"):
-        print(f"zkr-web: warning: serving on {host}: other machines may reach this page "
-              "(the token still guards it)", file=sys.stderr)
+        print(
+            f"zkr-web: warning: serving on {host}: other machines may reach this page "
+            "(the token still guards it)",
+            file=sys.stderr,
+        )
     config = WebConfig(db_path=db_path, tenant_id=tenant, person_id=person, token=token)
     app = create_app(config)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           access_log=False, lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+        )
+    )
     original_startup = server.startup
 
     async def startup(sockets: object = None) -> None:
@@ -101,8 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser, with_db=True)
     args = parser.parse_args(argv, namespace=ServeOptions())
-    return serve(args.db or default_db(), args.tenant, args.person, args.host, args.port,
-                 args.token)
+    return serve(
+        args.db or default_db(), args.tenant, args.person, args.host, args.port, args.token
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

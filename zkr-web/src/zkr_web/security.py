@@ -35,7 +35,8 @@ __all__ = [
 
 COOKIE_NAME = "zkr_web_token"
 
-#: Sent with every answer: no framing, no inline script, no sniffing, no caching, no referrer.
+#: Sent with every answer: no framing, no inline script, no sniffing, no caching, no referrer to
+#: other sites.
 SECURITY_HEADERS: dict[str, str] = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -43,7 +44,8 @@ SECURITY_HEADERS: dict[str, str] = {
     ),
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on own forms.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
 

@@ -6,7 +6,7 @@ when ``zkr web`` runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from zkr.hookspecs import hookimpl
 
@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     import click
 
 __all__ = ["zkr_register_commands"]
+
+
+class _Context(Protocol):
+    """What zkr-cli passes to a command as its click ``obj`` (``zkr_cli.cli.ZkrContext``)."""
+
+    db_path: str
 
 
 # optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
@@ -31,8 +37,14 @@ def zkr_register_commands(cli: click.Group) -> None:
     @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="port")
     @click.option("--token", default=None, help="access token (default: random, printed)")
     @click.pass_obj
-    def web(ctx: object, tenant: str | None, person: str | None, host: str, port: int,
-            token: str | None) -> int:
+    def web(
+        ctx: _Context,
+        tenant: str | None,
+        person: str | None,
+        host: str,
+        port: int,
+        token: str | None,
+    ) -> int:
         from zkr_web.cli import serve
 
-        return serve(str(getattr(ctx, "db_path")), tenant, person, host, port, token)
+        return serve(str(ctx.db_path), tenant, person, host, port, token)
