@@ -61,6 +61,30 @@ class ScopedMemory:
         found: m.LocatorInput | None = self.run("locator", evidence_id=evidence_id)
         return found
 
+    def memories(
+        self,
+        limit: int,
+        *,
+        claim_kinds: list[str],
+        source_kinds: list[str],
+        cursor: str | None,
+        as_of: int | None,
+    ) -> Any:
+        """One page of the timeline (``memories``): ``items`` and ``next_cursor``."""
+        fields: dict[str, Any] = {
+            "limit": limit,
+            "claim_kinds": claim_kinds,
+            "source_kinds": source_kinds,
+            "cursor": cursor,
+        }
+        if as_of is not None:
+            fields["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
+        return self.run("memories", **fields)
+
+    def history(self, claim_id: str) -> Any:
+        """A claim's whole chain (``history``): ``versions`` and ``events``."""
+        return self.run("history", claim_id=claim_id)
+
     def profiles(self, limit: int) -> list[m.ProfileEntry]:
         entries: list[m.ProfileEntry] = self.run("profiles", limit=limit)
         return entries
@@ -88,9 +112,14 @@ class ScopedMemory:
         result: m.DeleteResult = self.run("delete", source_id=source_id, deleted_at=deleted_at)
         return result
 
+    def forget(self, source_id: str, erased_at: int) -> Any:
+        """Erase a capture and what only it supports (``forget``)."""
+        return self.run("forget", source_id=source_id, erased_at=erased_at)
+
 
 def _call(db: MemoryDb, name: str, request: BaseModel) -> Any:
     runner = getattr(db, "run", None)
     if runner is not None:
         return runner(name, request)
-    return OPERATIONS[name].call(db, request)  # type: ignore[attr-defined]
+    operation: Any = OPERATIONS[name]  # before the operation table's MemoryDb.run
+    return operation.call(db, request)
