@@ -6,50 +6,11 @@ pages in the artifacts folder.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.web.browser.scenes import MARCH, seed, shot
 from tests.web.conftest import WebServer
-from zkr import models as m
-
-MARCH = int(datetime(2026, 3, 1, 9, 30, tzinfo=UTC).timestamp())
-APRIL = int(datetime(2026, 4, 2, 18, 0, tzinfo=UTC).timestamp())
-LOCATOR = {
-    "device_id": "pendant-7",
-    "provider": "omi",
-    "stream_id": "s-0412",
-    "segment_id": "seg-19",
-    "start_ms": 81_200,
-    "end_ms": 84_950,
-}
-
-
-def seed(web: WebServer) -> dict[str, m.RememberResult]:
-    """A small life: where Ana lives (with a transcript locator), her employer, a preference."""
-    made = {
-        "home": web.remember(
-            "Ana: I live in Lisbon, near the river.",
-            {"subject": "Ana", "predicate": "lives_in", "value": "Lisbon"},
-            at=MARCH,
-            locator=LOCATOR,
-        ),
-        "work": web.remember(
-            "Ana started as a nurse at Santa Maria hospital.",
-            {"subject": "Ana", "predicate": "employer", "value": "Santa Maria hospital"},
-            at=MARCH + 3600,
-        ),
-        "tea": web.remember(
-            "Ana prefers green tea in the afternoon.",
-            {"subject": "Ana", "predicate": "prefers", "value": "green tea", "kind": "preference"},
-            at=APRIL,
-        ),
-    }
-    return made
-
-
-def shot(page: Any, artifacts: Path, name: str) -> None:
-    page.screenshot(path=str(artifacts / f"{name}.png"), full_page=True)
 
 
 def test_search_open_a_claim_correct_it_and_look_back(
@@ -80,8 +41,6 @@ def test_search_open_a_claim_correct_it_and_look_back(
     page.fill("textarea[name=text]", "Ana moved to Porto in May.")
     shot(page, artifacts, "correct")
     page.click("button:has-text('Record the correction')")
-    page.wait_for_load_state()
-    shot(page, artifacts, "after-correct")
     page.wait_for_selector("p.notice")
     assert page.locator("h1.statement").inner_text() == "Ana lives_in Porto"
     assert "Ana moved to Porto in May." in page.locator("ul.evidence-list").inner_text()

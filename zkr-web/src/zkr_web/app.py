@@ -277,11 +277,11 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         await _form(request, p)
         if action == "delete":
             result = await run_in_threadpool(p.memory.delete, source_id, p.now())
-            claims = result.claim_count
+            claims, done = result.claim_count, "deleted"
         else:
             outcome = await run_in_threadpool(p.memory.forget, source_id, p.now())
-            claims = int(getattr(outcome, "claim_count", 0))
-        return RedirectResponse(f"/?done={action}d&claims={claims}", status_code=303)
+            claims, done = len(outcome.claim_ids), "forgotten"
+        return RedirectResponse(f"/?done={done}&claims={claims}", status_code=303)
 
     # ------------------------------------------------------------------ errors
 

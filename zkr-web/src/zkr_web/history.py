@@ -34,8 +34,15 @@ def claim_page(pages: _Pages, request: Request, claim_id: str) -> Response:
     history = pages.memory.history(claim_id)
     versions = list(history.versions)
     by_id = {version.claim.id: version for version in versions}
-    shown = by_id.get(history.current_claim_id) or by_id.get(claim_id) or versions[-1]
     as_of = _as_of(request)
+    believed = None if as_of is None else believed_at(versions, as_of)
+    # Headline: the version believed at the chosen moment, else the current one.
+    shown = (
+        by_id.get(believed)
+        or by_id.get(history.current_claim_id)
+        or by_id.get(claim_id)
+        or versions[-1]
+    )
     # Transcript locators of live evidence: one operation per cited evidence, never a scan.
     locators: dict[str, Any] = {}
     for version in versions:
@@ -53,7 +60,7 @@ def claim_page(pages: _Pages, request: Request, claim_id: str) -> Response:
         asked=claim_id,
         statement=statement,
         locators=locators,
-        believed=None if as_of is None else believed_at(versions, as_of),
+        believed=believed,
     )
 
 
