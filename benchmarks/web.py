@@ -163,13 +163,24 @@ def run(size: int, rounds: int, seed: int, cache: Path) -> dict[str, Any]:
         else:
             report["timeline"] = "not available (no memories operation in this zkr-core)"
 
-        # Claim pages: claims found by searching the corpus's own words.
+        # Claim pages: claims listed by the timeline (following "older" links through the claim
+        # kinds), else found by searching the corpus's own words.
         claims: list[str] = []
         searches = [f"/search?{urlencode({'q': q})}" for q in meta["rare_words"][:200]]
-        for path in searches[:120]:
-            claims += links(client.get(path)[2], "/claim/")
+        for kind in ("fact", "preference", "task", "profile_fact", "skill"):
+            path: str | None = f"/?{urlencode({'kind': kind})}"
+            for _ in range(3):
+                if path is None or len(claims) >= 400:
+                    break
+                body = client.get(path)[2]
+                claims += links(body, "/claim/")
+                older = re.search(r'<a rel="next" href="([^"]+)"', body)
+                path = older.group(1).replace("&amp;", "&") if older else None
+        for path in searches:
             if len(claims) >= 200:
                 break
+            claims += links(client.get(path)[2], "/claim/")
+        claims = sorted(set(claims))
         rng.shuffle(claims)
         if not claims:
             raise RuntimeError("no claim found to open")
