@@ -87,3 +87,23 @@ def test_the_entry_point_names_the_plugin_module() -> None:
 
     (web,) = [ep for ep in entry_points(group="zkr") if ep.name == "web"]
     assert web.value == "zkr_web.zkr_plugin"
+
+
+def test_zkr_web_runs_through_the_zkr_command(tmp_path: Path) -> None:
+    pytest.importorskip("zkr_cli")
+    zkr = shutil.which("zkr", path=str(Path(sys.executable).parent)) or shutil.which("zkr")
+    assert zkr
+    env = {**os.environ, "ZKR_TENANT_ID": "home", "ZKR_PERSON_ID": "ana"}
+    process = subprocess.Popen(
+        [zkr, "--db", str(tmp_path / "m.db"), "web", "--port", "0", "--token", "t" * 24],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == f"zkr-web: serving home/ana from {tmp_path / 'm.db'}\n"
+        assert process.stdout.readline().endswith(f"/?token={'t' * 24}\n")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
