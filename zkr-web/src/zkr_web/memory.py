@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from zkr import MemoryDb
 from zkr import models as m
 from zkr.operations import OPERATIONS
@@ -41,8 +39,7 @@ class ScopedMemory:
         """
         operation = OPERATIONS[name]
         payload = {"tenant_id": self.tenant_id, "person_id": self.person_id, **fields}
-        request = operation.request.model_validate(payload)
-        return _call(self.db, name, request)
+        return self.db.run(operation, operation.request.model_validate(payload))
 
     # ---------------------------------------------------------------- reads
 
@@ -118,11 +115,3 @@ class ScopedMemory:
     def forget(self, source_id: str, erased_at: int) -> Any:
         """Erase a capture and what only it supports (``forget``)."""
         return self.run("forget", source_id=source_id, erased_at=erased_at)
-
-
-def _call(db: MemoryDb, name: str, request: BaseModel) -> Any:
-    runner = getattr(db, "run", None)
-    if runner is not None:
-        return runner(name, request)
-    operation: Any = OPERATIONS[name]  # before the operation table's MemoryDb.run
-    return operation.call(db, request)

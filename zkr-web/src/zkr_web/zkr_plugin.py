@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from zkr.hookspecs import hookimpl
+from zkr import hookimpl
 
 if TYPE_CHECKING:
     import click
