@@ -5,6 +5,9 @@ contract's semantic rules (blank text, interval order, limits) run inside the op
 order the contract gives, so that the first broken rule is the one reported.
 
 The CLI, ``serve``, the Hermes provider and the OpenClaw bridge all validate through these classes.
+Every model and field carries a description: help, ``docs/cli.md`` and every host's tool schema are
+generated from them, never described a second time. Every timestamp is an integer count of seconds
+since the Unix epoch (1970-01-01T00:00:00Z).
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ def bounded_limit(limit: int) -> int:
 
 
 class SourceKind(StrEnum):
+    """Where a capture came from: a conversation turn, screen text, an audio transcript, a
+    document, another integration, or a correction the person made."""
+
     conversation = "conversation"
     screen = "screen"
     audio = "audio"
@@ -120,6 +126,9 @@ class SourceKind(StrEnum):
 
 
 class ClaimKind(StrEnum):
+    """What a claim asserts: a fact, a profile fact (may back a profile entry), a preference, a
+    task, a skill or a recommendation."""
+
     fact = "fact"
     profile_fact = "profile_fact"
     preference = "preference"
@@ -129,34 +138,45 @@ class ClaimKind(StrEnum):
 
 
 class ClaimStatus(StrEnum):
+    """A claim's state: accepted (believed), superseded (replaced by a correction) or retracted
+    (its last supporting evidence was deleted)."""
+
     accepted = "accepted"
     superseded = "superseded"
     retracted = "retracted"
 
 
 class EvidenceRelation(StrEnum):
+    """How evidence bears on a claim: it supports it or contradicts it."""
+
     supports = "supports"
     contradicts = "contradicts"
 
 
 class ProfileStability(StrEnum):
+    """How lasting a profile entry is: stable (rarely changes) or current (the present state)."""
+
     stable = "stable"
     current = "current"
 
 
 class VectorNormalization(StrEnum):
+    """How a stored vector was normalized: not at all, or to unit length (l2)."""
+
     none = "none"
     l2 = "l2"
 
 
 class VectorDistance(StrEnum):
+    """The distance a vector lane compares with: cosine, dot product or euclidean."""
+
     cosine = "cosine"
     dot = "dot"
     euclidean = "euclidean"
 
 
 class TargetKind(StrEnum):
-    """What can be embedded or fetched with ``get``."""
+    """What can be embedded or fetched with ``get``: a source, an evidence quote or a claim."""
 
     source = "source"
     evidence = "evidence"
@@ -174,6 +194,8 @@ class MemoryKind(StrEnum):
 
 
 class ProjectionState(StrEnum):
+    """Why a vector needs (re)computing: it is missing, or stale (its target changed)."""
+
     missing = "missing"
     stale = "stale"
 
@@ -181,6 +203,17 @@ class ProjectionState(StrEnum):
 # ----------------------------------------------------------------------------------------------
 # Shared pieces
 # ----------------------------------------------------------------------------------------------
+
+# Descriptions that many fields share (one wording everywhere).
+_TENANT = "The tenant (an installation or account) the memory belongs to."
+_PERSON = "The person, inside the tenant, whose memory this is."
+_EPOCH = "seconds since the Unix epoch"
+_LIMIT = "How many items to return: 0 means the default 10, more than 100 means 100."
+
+
+def _at(what: str) -> str:
+    """The description of a timestamp field: what it marks, and its unit."""
+    return f"{what} ({_EPOCH})."
 
 
 class _Request(BaseModel):
@@ -194,27 +227,31 @@ class _Record(BaseModel):
 
 
 class ScopedRequest(_Request):
-    tenant_id: Text
-    person_id: Text
+    """A request inside one (tenant, person) scope; another scope's records look missing."""
+
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
 
 
 class TargetRef(_Request):
-    """``{"kind": "source"|"evidence"|"claim", "id": ...}``."""
+    """A reference to one record: ``{"kind": "source"|"evidence"|"claim", "id": ...}``."""
 
-    kind: TargetKind
-    id: Text
+    kind: TargetKind = Field(description="The kind of record.")
+    id: Text = Field(description="The record's id.")
 
 
 class MemoryRef(_Record):
-    kind: MemoryKind
-    id: str
+    """A reference to one record of memory: its kind and id."""
+
+    kind: MemoryKind = Field(description="The kind of record.")
+    id: str = Field(description="The record's id.")
 
 
 class TimeRange(_Record):
-    """Half-open ``[from, until)``; ``until`` null means still open."""
+    """A half-open interval ``[from, until)``; ``until`` null means still open."""
 
-    from_: int = Field(alias="from")
-    until: int | None
+    from_: int = Field(alias="from", description=_at("Start, included"))
+    until: int | None = Field(description=_at("End, excluded; null while the interval is open"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -223,36 +260,52 @@ class TimeRange(_Record):
 
 
 class ClaimInput(_Request):
-    subject: Text
-    predicate: Text
-    value: Text
-    kind: ClaimKind
-    valid_from: Timestamp
+    """A typed temporal assertion to record together with a capture, cited by it."""
+
+    subject: Text = Field(description="Who or what the claim is about, e.g. `me` or `Sam`.")
+    predicate: Text = Field(description="The property or relation, e.g. `employer`, `prefers`.")
+    value: Text = Field(description="The asserted value, e.g. `Acme`.")
+    kind: ClaimKind = Field(description="What kind of assertion this is.")
+    valid_from: Timestamp = Field(description=_at("When the claim became true in the world"))
 
 
 class LocatorInput(_Request):
     """Where in a transcript stream the evidence came from (Omi-style device captures)."""
 
-    device_id: Text
-    provider: Text
-    stream_id: Text
-    segment_id: Text
-    start_ms: U64
-    end_ms: U64
+    device_id: Text = Field(description="The capturing device.")
+    provider: Text = Field(description="The transcription provider.")
+    stream_id: Text = Field(description="The transcript stream on that device.")
+    segment_id: Text = Field(description="The segment of the stream.")
+    start_ms: U64 = Field(description="Start of the quote in the stream, in milliseconds.")
+    end_ms: U64 = Field(
+        description="End of the quote in the stream, in milliseconds (at least start_ms)."
+    )
 
 
 class RememberRequest(ScopedRequest):
-    kind: SourceKind
-    text: Text
-    captured_at: Timestamp
-    recorded_at: Timestamp
-    ingestion_key: Text | None = None
-    claim: ClaimInput | None = None
-    locator: LocatorInput | None = None
+    """Store a capture verbatim as a cited source, and optionally a claim citing it."""
+
+    kind: SourceKind = Field(description="Where the capture came from.")
+    text: Text = Field(description="The captured text, stored verbatim (not blank).")
+    captured_at: Timestamp = Field(description=_at("When it was observed"))
+    recorded_at: Timestamp = Field(description=_at("When it is recorded in memory"))
+    ingestion_key: Text | None = Field(
+        None,
+        description="An idempotency key: a second request with the same key replays the first "
+        "result instead of storing a duplicate.",
+    )
+    claim: ClaimInput | None = Field(
+        None, description="A claim to record, cited by this capture (omit for none)."
+    )
+    locator: LocatorInput | None = Field(
+        None, description="Where the text sits in a transcript stream (omit for none)."
+    )
 
 
 class LocatorRequest(ScopedRequest):
-    evidence_id: Text
+    """Read the transcript locator of an evidence quote."""
+
+    evidence_id: Text = Field(description="The evidence whose locator to read.")
 
 
 class QueryEmbedding(_Request):
@@ -262,90 +315,141 @@ class QueryEmbedding(_Request):
     zkr then embeds the query itself.
     """
 
-    model: Text
-    version: Text
-    vector: list[VectorElement] | None = None
+    model: Text = Field(description="The embedding model of the lane.")
+    version: Text = Field(description="The model version of the lane.")
+    vector: list[VectorElement] | None = Field(
+        None,
+        description="The query vector; omit it to let an installed embedder embed the query.",
+    )
 
 
 class AsOf(_Request):
-    valid_at: Timestamp
-    recorded_at: Timestamp
+    """A point in bitemporal history: what was true at ``valid_at`` as believed at
+    ``recorded_at``."""
+
+    valid_at: Timestamp = Field(description=_at("The moment in the world to ask about"))
+    recorded_at: Timestamp = Field(
+        description=_at("The moment of belief: what memory held at that time")
+    )
 
 
 class SearchRequest(ScopedRequest):
-    query: Text
-    limit: Limit = 10
-    query_embedding: QueryEmbedding | None = None
-    as_of: AsOf | None = None
+    """Retrieve a bounded pack of cited memories matching a query."""
+
+    query: Text = Field(description="What to look for, in words.")
+    limit: Limit = Field(10, description=_LIMIT)
+    query_embedding: QueryEmbedding | None = Field(
+        None, description="Also search a vector lane with this query embedding (omit: words only)."
+    )
+    as_of: AsOf | None = Field(
+        None, description="Search history as it was at a past time (omit: the present)."
+    )
 
 
 class GetRequest(ScopedRequest):
-    target: TargetRef
+    """Read one live memory by reference."""
+
+    target: TargetRef = Field(description="The record to read.")
 
 
 class CorrectRequest(ScopedRequest):
-    claim_id: Text
-    text: Text
-    value: Text
-    valid_at: Timestamp
-    recorded_at: Timestamp
+    """Supersede a claim with a new value, cited by the correction text."""
+
+    claim_id: Text = Field(description="The live claim to supersede.")
+    text: Text = Field(description="The correction as the person said it; stored as evidence.")
+    value: Text = Field(description="The new value of the claim.")
+    valid_at: Timestamp = Field(
+        description=_at("When the new value became true (after the old claim's valid start)")
+    )
+    recorded_at: Timestamp = Field(
+        description=_at("When the correction is recorded (after the old claim was recorded)")
+    )
 
 
 class LinkRequest(ScopedRequest):
-    claim_id: Text
-    evidence_id: Text
-    relation: EvidenceRelation
-    confidence_basis_points: U16
+    """Attach an evidence quote to a claim as supporting or contradicting it."""
+
+    claim_id: Text = Field(description="The claim to link.")
+    evidence_id: Text = Field(description="The evidence to link to it.")
+    relation: EvidenceRelation = Field(description="Whether the evidence supports or contradicts.")
+    confidence_basis_points: U16 = Field(
+        description="Confidence in the link, 0..10000 (10000 = certain)."
+    )
 
 
 class DeleteRequest(ScopedRequest):
-    source_id: Text
-    deleted_at: Timestamp
+    """Tombstone a source; what loses its last support is retracted."""
+
+    source_id: Text = Field(description="The source to delete.")
+    deleted_at: Timestamp = Field(
+        description=_at("When it is deleted (not before it was recorded)")
+    )
 
 
 class ProfileRequest(ScopedRequest):
-    """The only request that rejects unknown fields: key and value are derived, never supplied."""
+    """Make a live profile_fact claim the profile entry of its key (its predicate).
+
+    The only request that rejects unknown fields: key and value are derived, never supplied.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    stability: ProfileStability
-    claim_id: Text
-    recorded_at: Timestamp
+    stability: ProfileStability = Field(description="How lasting the entry is.")
+    claim_id: Text = Field(description="The live profile_fact claim backing the entry.")
+    recorded_at: Timestamp = Field(
+        description=_at("When the entry is recorded (not before its claim was recorded)")
+    )
 
 
 class ProfilesRequest(ScopedRequest):
-    limit: Limit = 10
+    """List the current profile entries, newest first."""
+
+    limit: Limit = Field(10, description=_LIMIT)
 
 
 class ReviewRequest(ScopedRequest):
-    day: Text
-    summary: Text
-    evidence_ids: list[Text]
-    recorded_at: Timestamp
+    """Store a cited review of a day."""
+
+    day: Text = Field(description="The day reviewed, free-form, e.g. `2026-05-01`.")
+    summary: Text = Field(description="The review's text.")
+    evidence_ids: list[Text] = Field(
+        description="The live evidence the review cites (at least one; ids from search results)."
+    )
+    recorded_at: Timestamp = Field(description=_at("When the review is recorded"))
 
 
 class ReviewsRequest(ScopedRequest):
-    limit: Limit = 10
+    """List the daily reviews, latest first."""
+
+    limit: Limit = Field(10, description=_LIMIT)
 
 
 class ProjectionsRequest(ScopedRequest):
-    model: Text
-    version: Text
-    limit: Limit = 10
+    """List memories whose vector in a lane is missing or stale."""
+
+    model: Text = Field(description="The embedding model of the lane.")
+    version: Text = Field(description="The model version of the lane.")
+    limit: Limit = Field(10, description=_LIMIT)
 
 
 class EmbeddingInput(_Request):
-    vector: list[VectorElement]
-    model: Text
-    version: Text
-    input_hash: Text
-    normalization: VectorNormalization
-    distance: VectorDistance
+    """One vector with the lane it belongs to and the hash of the text it embeds."""
+
+    vector: list[VectorElement] = Field(description="The vector (stored as 32-bit floats).")
+    model: Text = Field(description="The embedding model.")
+    version: Text = Field(description="The model version.")
+    input_hash: Text = Field(
+        description="`sha256:<hex>` of the embedded text, as `projections` reported it."
+    )
+    normalization: VectorNormalization = Field(description="How the vector is normalized.")
+    distance: VectorDistance = Field(description="The distance the lane compares with.")
 
 
 class EmbedRequest(ScopedRequest):
-    target: TargetRef
-    embedding: EmbeddingInput
+    """Store a vector for a live memory after checking its input hash."""
+
+    target: TargetRef = Field(description="The memory the vector embeds.")
+    embedding: EmbeddingInput = Field(description="The vector and its lane.")
 
 
 class RebuildRequest(ScopedRequest):
@@ -355,18 +459,32 @@ class RebuildRequest(ScopedRequest):
     embedder's own (omitted or null: the embedder's).
     """
 
-    model: Text
-    version: Text
-    max_items: U32 | None = None
-    batch_size: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = None
+    model: Text = Field(description="The embedding model of the lane (an installed embedder's).")
+    version: Text = Field(description="The model version of the lane.")
+    max_items: U32 | None = Field(
+        None, description="At most this many memories in this run (omit: all the work)."
+    )
+    batch_size: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = Field(
+        None, description="Memories per embedder call, 1..4096 (omit: the embedder's own)."
+    )
 
 
 class ExportRequest(ScopedRequest):
-    export_format: U32
-    after_commit: I64 = 0
-    after_event_index: I64 = -1
-    high_water_mark: I64 | None = None
-    limit: Limit = 10
+    """Read one bounded page of the scope's commit feed after a cursor."""
+
+    export_format: U32 = Field(description="The feed format; only 1 exists.")
+    after_commit: I64 = Field(
+        0, description="Cursor: the commit sequence already read (0: from the start)."
+    )
+    after_event_index: I64 = Field(
+        -1, description="Cursor: the last event index read in after_commit (-1: none)."
+    )
+    high_water_mark: I64 | None = Field(
+        None,
+        description="The newest commit to include; freeze the first page's value for later pages "
+        "(omit: the scope's newest).",
+    )
+    limit: Limit = Field(10, description="How many events: 0 means 10, more than 100 means 100.")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -375,85 +493,119 @@ class ExportRequest(ScopedRequest):
 
 
 class RememberResult(_Record):
-    claim_id: str | None
-    evidence_id: str
-    source_id: str
+    """What ``remember`` stored (or, for a replayed ingestion key, had stored)."""
+
+    claim_id: str | None = Field(description="The claim recorded, or null when none was given.")
+    evidence_id: str = Field(description="The evidence quoting the capture.")
+    source_id: str = Field(description="The stored source.")
 
 
 class RetrievalItem(_Record):
-    memory: MemoryRef
-    excerpt: str
-    relevance_basis_points: int
-    evidence_ids: list[str]
+    """One cited memory: what it is, an excerpt, how relevant, and the evidence it rests on."""
+
+    memory: MemoryRef = Field(description="The record this item shows.")
+    excerpt: str = Field(description="Its text, at most 4096 UTF-8 bytes.")
+    relevance_basis_points: int = Field(description="Relevance, 0..10000 (10000 = best).")
+    evidence_ids: list[str] = Field(description="The live evidence the item cites (exactly one).")
 
 
 class RetrievalPack(_Record):
-    query: str
-    items: list[RetrievalItem]
-    gaps: list[str]
+    """A bounded, cited answer to a search."""
+
+    query: str = Field(description="The query, unmodified.")
+    items: list[RetrievalItem] = Field(description="The cited items, most relevant first.")
+    gaps: list[str] = Field(
+        description="What could not be answered: `no cited memory matched` when items is empty."
+    )
 
 
 class CorrectResult(_Record):
-    claim_id: str
-    evidence_id: str
-    source_id: str
-    superseded_claim_id: str
+    """What a correction created and what it superseded."""
+
+    claim_id: str = Field(description="The new claim.")
+    evidence_id: str = Field(description="The evidence quoting the correction.")
+    source_id: str = Field(description="The source holding the correction text.")
+    superseded_claim_id: str = Field(description="The claim it superseded.")
 
 
 class OkResult(_Record):
-    ok: Literal[True] = True
+    """The operation succeeded."""
+
+    ok: Literal[True] = Field(True, description="Always true.")
 
 
 class DeleteResult(_Record):
-    source_id: str
-    evidence_count: int
-    claim_count: int
+    """What a deletion tombstoned and retracted."""
+
+    source_id: str = Field(description="The deleted source.")
+    evidence_count: int = Field(description="How many evidence quotes were tombstoned.")
+    claim_count: int = Field(
+        description="How many claims lost their last support and were retracted."
+    )
 
 
 class ProfileEntry(_Record):
-    id: str
-    tenant_id: str
-    person_id: str
-    key: str
-    value: str
-    stability: ProfileStability
-    claim_id: str
-    recorded_at: int
+    """A profile entry: the current value of one key, backed by a profile_fact claim."""
+
+    id: str = Field(description="The entry's id (stable per key: replacing a key keeps it).")
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    key: str = Field(description="The key: the backing claim's predicate.")
+    value: str = Field(description="The value: the backing claim's value.")
+    stability: ProfileStability = Field(description="How lasting the entry is.")
+    claim_id: str = Field(description="The backing claim.")
+    recorded_at: int = Field(description=_at("When the entry was recorded"))
 
 
 class ReviewResult(_Record):
-    id: str
+    """The stored review."""
+
+    id: str = Field(description="The review's id.")
 
 
 class ReviewItem(_Record):
-    id: str
-    day: str
-    summary: str
-    evidence_ids: list[str]
-    recorded_at: int
+    """A stored daily review."""
+
+    id: str = Field(description="The review's id.")
+    day: str = Field(description="The day reviewed.")
+    summary: str = Field(description="The review's text.")
+    evidence_ids: list[str] = Field(description="The evidence it cites.")
+    recorded_at: int = Field(description=_at("When it was recorded"))
 
 
 class ProjectionInput(_Record):
-    target: MemoryRef
-    text: str
-    target_revision: int
-    input_hash: str
+    """What to embed for one memory: its text and the revision and hash to store with it."""
+
+    target: MemoryRef = Field(description="The memory to embed.")
+    text: str = Field(description="The exact text to embed.")
+    target_revision: int = Field(description="The memory's current revision.")
+    input_hash: str = Field(description="`sha256:<hex>` of the text; give it back to `embed`.")
 
 
 class ProjectionIssue(_Record):
-    state: ProjectionState
-    input: ProjectionInput
-    stored_target_revision: int | None
-    stored_input_hash: str | None
-    stored_created_at: int | None
+    """A memory whose vector in the lane is missing or stale, with what is stored today."""
+
+    state: ProjectionState = Field(description="Missing or stale.")
+    input: ProjectionInput = Field(description="What to embed now.")
+    stored_target_revision: int | None = Field(
+        description="The revision the stored vector embeds (null when missing)."
+    )
+    stored_input_hash: str | None = Field(
+        description="The hash the stored vector embeds (null when missing)."
+    )
+    stored_created_at: int | None = Field(
+        description=_at("When the stored vector was written; null when missing")
+    )
 
 
 class EmbedResult(_Record):
-    target: MemoryRef
-    dimension: int
-    target_revision: int
-    input_hash: str
-    created_at: int
+    """The stored vector."""
+
+    target: MemoryRef = Field(description="The memory embedded.")
+    dimension: int = Field(description="The vector's length.")
+    target_revision: int = Field(description="The memory's revision the vector embeds.")
+    input_hash: str = Field(description="`sha256:<hex>` of the embedded text.")
+    created_at: int = Field(description=_at("When the vector was stored (database clock)"))
 
 
 class RebuildResult(_Record):
@@ -461,12 +613,12 @@ class RebuildResult(_Record):
     behind by this run (``max_items`` not reached); ``skipped`` counts targets that changed or
     disappeared while they were being embedded (a rerun picks them up)."""
 
-    model: str
-    version: str
-    embedded: int
-    skipped: int
-    batches: int
-    complete: bool
+    model: str = Field(description="The embedding model of the lane.")
+    version: str = Field(description="The model version of the lane.")
+    embedded: int = Field(description="How many vectors were stored.")
+    skipped: int = Field(description="How many memories changed or vanished while being embedded.")
+    batches: int = Field(description="How many embedder calls were made.")
+    complete: bool = Field(description="True when no missing or stale work is left.")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -475,111 +627,137 @@ class RebuildResult(_Record):
 
 
 class SourceBody(_Record):
-    id: str
-    tenant_id: str
-    person_id: str
-    revision: int
-    kind: SourceKind
-    content: str
-    captured_at: int
-    recorded_at: int
-    deleted_at: int | None
+    """A source: a raw observation, stored verbatim."""
+
+    id: str = Field(description="The source's id.")
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    revision: int = Field(description="1, or 2 once deleted.")
+    kind: SourceKind = Field(description="Where the capture came from.")
+    content: str = Field(description="The captured text.")
+    captured_at: int = Field(description=_at("When it was observed"))
+    recorded_at: int = Field(description=_at("When it was recorded"))
+    deleted_at: int | None = Field(description=_at("When it was deleted; null while live"))
 
 
 class SourceRecord(_Record):
-    source: SourceBody
-    ingestion_key: str | None
-    origin_evidence_id: str | None
-    origin_claim_id: str | None
+    """A source as the commit feed carries it, with its creation links."""
+
+    source: SourceBody = Field(description="The source.")
+    ingestion_key: str | None = Field(description="Its idempotency key, or null.")
+    origin_evidence_id: str | None = Field(description="The evidence created with it, or null.")
+    origin_claim_id: str | None = Field(description="The claim created with it, or null.")
 
 
 class EvidenceBody(_Record):
-    id: str
-    tenant_id: str
-    person_id: str
-    source_id: str
-    source_revision: int
-    quote: str
-    byte_range: dict[str, int] | None = None
-    recorded_at: int
+    """An evidence quote: a citation of a source."""
+
+    id: str = Field(description="The evidence's id.")
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    source_id: str = Field(description="The source it quotes.")
+    source_revision: int = Field(description="The source revision quoted (always 1).")
+    quote: str = Field(description="The quoted text (the whole source text).")
+    byte_range: dict[str, int] | None = Field(
+        None, description="The quoted span `{start, end}` (always null: never recorded)."
+    )
+    recorded_at: int = Field(description=_at("When it was recorded"))
 
 
 class EvidenceRecord(_Record):
-    evidence: EvidenceBody
-    locator: LocatorInput | None
-    deleted_at: int | None
+    """An evidence quote as the commit feed carries it."""
+
+    evidence: EvidenceBody = Field(description="The evidence.")
+    locator: LocatorInput | None = Field(description="Its transcript locator, or null.")
+    deleted_at: int | None = Field(description=_at("When it was deleted; null while live"))
 
 
 class ClaimRecord(_Record):
-    id: str
-    tenant_id: str
-    person_id: str
-    subject: str
-    predicate: str
-    value: str
-    kind: ClaimKind
-    valid_time: TimeRange
-    recorded_time: TimeRange
-    status: ClaimStatus
+    """A claim: a typed assertion with valid time and recorded time."""
+
+    id: str = Field(description="The claim's id.")
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    subject: str = Field(description="Who or what it is about.")
+    predicate: str = Field(description="The property or relation.")
+    value: str = Field(description="The asserted value.")
+    kind: ClaimKind = Field(description="What kind of assertion.")
+    valid_time: TimeRange = Field(description="When it was true in the world.")
+    recorded_time: TimeRange = Field(description="When memory believed it.")
+    status: ClaimStatus = Field(description="Accepted, superseded or retracted.")
 
 
 class ClaimEvidenceRecord(_Record):
-    tenant_id: str
-    person_id: str
-    claim_id: str
-    evidence_id: str
-    relation: EvidenceRelation
-    confidence_basis_points: int
+    """A link between a claim and an evidence quote."""
+
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    claim_id: str = Field(description="The claim.")
+    evidence_id: str = Field(description="The evidence.")
+    relation: EvidenceRelation = Field(description="Supports or contradicts.")
+    confidence_basis_points: int = Field(description="Confidence, 0..10000.")
 
 
 class CorrectionRecord(_Record):
-    tenant_id: str
-    person_id: str
-    superseded_claim_id: str
-    claim_id: str
-    source_id: str
-    evidence_id: str
-    valid_at: int
-    recorded_at: int
+    """A correction: which claim replaced which, and the capture that said so."""
+
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    superseded_claim_id: str = Field(description="The claim replaced.")
+    claim_id: str = Field(description="The replacement claim.")
+    source_id: str = Field(description="The source holding the correction text.")
+    evidence_id: str = Field(description="The evidence quoting it.")
+    valid_at: int = Field(description=_at("When the new value became true"))
+    recorded_at: int = Field(description=_at("When the correction was recorded"))
 
 
 class DeletionRecord(_Record):
-    tenant_id: str
-    person_id: str
-    target: MemoryRef
-    deleted_at: int
+    """A removal: a tombstoned source or evidence, or a dropped profile entry or review."""
+
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    target: MemoryRef = Field(description="What was removed.")
+    deleted_at: int = Field(description=_at("When it was removed"))
 
 
 class ProfileRecord(ProfileEntry):
-    pass
+    """A profile entry as the commit feed carries it."""
 
 
 class DailyReviewRecord(_Record):
-    id: str
-    tenant_id: str
-    person_id: str
-    day: str
-    summary: str
-    evidence_ids: list[str]
-    recorded_at: int
+    """A daily review as the commit feed carries it."""
+
+    id: str = Field(description="The review's id.")
+    tenant_id: str = Field(description=_TENANT)
+    person_id: str = Field(description=_PERSON)
+    day: str = Field(description="The day reviewed.")
+    summary: str = Field(description="The review's text.")
+    evidence_ids: list[str] = Field(description="The evidence it cites.")
+    recorded_at: int = Field(description=_at("When it was recorded"))
 
 
 class ExportCommit(_Record):
-    sequence: int
-    recorded_at: int
-    event_count: int
-    first_event_index: int
-    records: list[dict[str, Any]]
+    """One commit of the feed (or the part of it on this page)."""
+
+    sequence: int = Field(description="The commit's sequence number (global, never reused).")
+    recorded_at: int = Field(description=_at("The commit's caller-given time"))
+    event_count: int = Field(description="How many events the whole commit holds.")
+    first_event_index: int = Field(description="The index of the first event on this page.")
+    records: list[dict[str, Any]] = Field(
+        description="The events: `{kind, record}` export records, in order."
+    )
 
 
 class ExportPage(_Record):
-    export_format: int
-    database_schema_version: int
-    high_water_mark: int
-    next_after_commit: int
-    next_after_event_index: int
-    complete: bool
-    commits: list[ExportCommit]
+    """One page of the commit feed and the cursor to continue from."""
+
+    export_format: int = Field(description="The feed format (1).")
+    database_schema_version: int = Field(description="The exporting database's schema version.")
+    high_water_mark: int = Field(description="The newest commit this paging includes.")
+    next_after_commit: int = Field(description="Cursor for the next page: after_commit.")
+    next_after_event_index: int = Field(description="Cursor for the next page: after_event_index.")
+    complete: bool = Field(description="True when nothing is left up to high_water_mark.")
+    commits: list[ExportCommit] = Field(description="The commits, in sequence order.")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -594,18 +772,24 @@ class ApplyRequest(ScopedRequest):
     ``apply`` prove that no event between what it already holds and the page was skipped.
     """
 
-    upstream: Text = ""
-    after_commit: I64 | None = None
-    after_event_index: I64 | None = None
-    page: ExportPage | None = None
+    upstream: Text = Field("", description="A name for the exporting database.")
+    after_commit: I64 | None = Field(
+        None, description="The after_commit cursor the page was exported with."
+    )
+    after_event_index: I64 | None = Field(
+        None, description="The after_event_index cursor the page was exported with."
+    )
+    page: ExportPage | None = Field(
+        None, description="The page to apply (omit: only read where to resume)."
+    )
 
 
 class ApplyResult(_Record):
     """What ``apply`` did, and where to resume the upstream export."""
 
-    applied_commits: int
-    received_events: int
-    pending_events: int
-    applied_commit: int
-    next_after_commit: int
-    next_after_event_index: int
+    applied_commits: int = Field(description="How many commits were applied now.")
+    received_events: int = Field(description="How many events the page held.")
+    pending_events: int = Field(description="Events held back until their commit is complete.")
+    applied_commit: int = Field(description="The newest upstream commit applied so far.")
+    next_after_commit: int = Field(description="Export from here next: after_commit.")
+    next_after_event_index: int = Field(description="Export from here next: after_event_index.")
