@@ -78,7 +78,7 @@ def test_db_path_help_prints_help_without_creating_the_file(run: Run, tmp_path: 
         ["--db", "{db}"],
         ["--db", "{db}", "search", "extra"],
         ["--db", "{db}", "help", "extra"],
-        ["--db", "{db}", "search", "--help"],
+        ["--db", "{db}", "search", "--help", "extra"],
         ["--database", "{db}", "search"],
         ["search", "extra"],
         ["-x"],
@@ -103,11 +103,14 @@ def test_usage_error_from_the_real_command(run: Run, db_path: Path) -> None:
     assert not db_path.exists()
 
 
-def test_db_path_dash_dash_help_is_an_unknown_command_after_opening(
-    run: Run, db_path: Path
+@pytest.mark.parametrize("word", ["--help", "-h"])
+def test_db_path_dash_dash_help_is_help_and_creates_nothing(
+    run: Run, zkr_inprocess: Run, tmp_path: Path, word: str
 ) -> None:
-    assert run("--db", str(db_path), "--help").error == 'unknown command "--help"'
-    assert db_path.exists()  # the database is opened (created, migrated) before dispatch
+    # Departure from zkr 0.2.3 (issue 12): it created PATH and answered `unknown command "--help"`.
+    path = tmp_path / "sub" / "memory.db"
+    assert _help_ok(zkr_inprocess("--db", str(path), word)) == _help_ok(run())
+    assert not path.parent.exists()
 
 
 def test_unknown_command_is_a_rust_debug_string_and_reads_no_stdin(run: Run, db_path: Path) -> None:

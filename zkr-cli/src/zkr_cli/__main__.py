@@ -61,6 +61,21 @@ def _print_help() -> int:
     return 0
 
 
+def _print_command_help(command: str) -> int | None:
+    """``zkr COMMAND --help`` for an operation of the table; ``None`` for any other command (the
+    additional and plugin commands answer ``--help`` through click). Opens no database."""
+    from zkr.operations import OPERATIONS
+
+    operation = OPERATIONS.get(command)
+    if operation is None:
+        return None
+    from zkr_cli.reference import command_help
+
+    sys.stdout.write(command_help(operation))
+    sys.stdout.flush()
+    return 0
+
+
 def _open_db(path: str) -> MemoryDb:
     from zkr.db import MemoryDb
 
@@ -74,12 +89,17 @@ def _dispatch(args: Sequence[str]) -> int:
     if list(args) == ["--version"]:
         sys.stdout.write(f"zkr {__version__}\n")
         return 0
-    # §2.1 rule 2: help without opening (or creating) the database.
-    if len(args) == 3 and args[0] == "--db" and args[2] == "help":
+    # §2.1 rule 2: help without opening (or creating) the database. Addition: `--db PATH --help`
+    # (or `-h`) is help too; zkr 0.2.3 created PATH and answered `unknown command "--help"`.
+    if len(args) == 3 and args[0] == "--db" and (args[2] == "help" or args[2] in _HELP_WORDS):
         return _print_help()
     invocation = _parse_argv(args)
     if invocation is None:
         return fail(USAGE)
+    if invocation.extra in (("--help",), ("-h",)):
+        outcome = _print_command_help(invocation.command)
+        if outcome is not None:
+            return outcome
 
     from zkr.operations import OPERATIONS
 

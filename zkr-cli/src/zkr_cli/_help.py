@@ -29,5 +29,5 @@ def help_text() -> str:
     lines = ["zkr --db PATH COMMAND", "", _HEADING]
     lines.extend(_line(op.name, op.summary) for op in OPERATIONS.values())
     lines.extend(_line(name, summary) for name, summary in ADDITIONAL_COMMANDS.items())
-    lines.append(_line("help", "print this help"))
+    lines.append(_line("help", "print this help (zkr COMMAND --help: one command's fields)"))
     return "\n".join(lines) + "\n"
