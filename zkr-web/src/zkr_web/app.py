@@ -7,8 +7,9 @@ Reads run in Starlette's thread pool (``def`` endpoints); ``MemoryDb`` serialise
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -34,8 +35,6 @@ __all__ = ["WebConfig", "create_app"]
 
 #: A form larger than this is refused before it is parsed (the contract's request size).
 MAX_FORM_BYTES = 1_048_576
-#: Rows on one page of a list.
-PAGE_SIZE = 50
 
 
 @dataclass(frozen=True)
@@ -311,10 +310,8 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
             request, "error.html", status=exc.status_code, title="zkr", message=str(exc.detail)
         )
 
-    import contextlib
-
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> Any:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         own = db is None
         handle = MemoryDb(config.db_path) if db is None else db
         state["pages"] = _Pages(config, ScopedMemory(handle, config.tenant_id, config.person_id))
