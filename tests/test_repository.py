@@ -8,7 +8,14 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DISTRIBUTIONS = ["zkr-core", "zkr-cli", "zkr-hermes", "zkr-openclaw-bridge", "zkr-web"]
+DISTRIBUTIONS = [
+    "zkr-core",
+    "zkr-cli",
+    "zkr-hermes",
+    "zkr-openclaw-bridge",
+    "zkr-web",
+    "zkr-embed-e5",
+]
 
 
 def _project(dist: str) -> dict[str, object]:
