@@ -23,8 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from zkr.embedders import Embedder
-from zkr.hookspecs import hookimpl
+from zkr.plugins import Embedder, hookimpl
 
 __all__ = ["MODEL_SHA256", "E5Embedder", "zkr_register_embedders"]
 
