@@ -18,11 +18,25 @@ import nox
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
-nox.options.sessions = ["lint", "typecheck", "tests", "isolated", "hermes", "openclaw", "web"]
+nox.options.sessions = [
+    "lint",
+    "typecheck",
+    "tests",
+    "isolated",
+    "hermes",
+    "openclaw",
+    "web",
+    "mcp",
+]
 
 ROOT = Path(__file__).parent
-# Tests that need a real host or browser run in their own sessions, not in `tests`.
-REAL_HOST_TESTS = ("tests/integration/hermes", "tests/integration/openclaw", "tests/web")
+# Tests that need a real host, browser or MCP client run in their own sessions, not in `tests`.
+REAL_HOST_TESTS = (
+    "tests/integration/hermes",
+    "tests/integration/openclaw",
+    "tests/web",
+    "tests/mcp",
+)
 
 
 def _interpreters(*versions: str) -> list[str]:
@@ -139,6 +153,13 @@ def bench_web(session: nox.Session) -> None:
     _sync(session, "--all-packages")
     out = os.environ.get("ZKR_BENCH_OUT", "bench-web-report.json")
     session.run("python", "benchmarks/web.py", "--out", out, *session.posargs)
+
+
+@nox.session
+def mcp(session: nox.Session) -> None:
+    """zkr-mcp driven by the MCP SDK's real client: subprocesses over stdio and streamable HTTP."""
+    _sync(session, "--all-packages", "--group", "test")
+    session.run("pytest", "-q", "tests/mcp", *session.posargs)
 
 
 @nox.session

@@ -15,6 +15,7 @@ DISTRIBUTIONS = [
     "zkr-openclaw-bridge",
     "zkr-web",
     "zkr-embed-e5",
+    "zkr-mcp",
 ]
 
 

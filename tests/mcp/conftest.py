@@ -1,0 +1,145 @@
+"""Helpers of the zkr-mcp tests: servers in process and as subprocesses, driven by the SDK's client.
+
+``in_process(settings)`` runs a server in this process behind the SDK's real ``Client`` (in-memory
+transport, same handlers as every transport); ``sync_client`` wraps that for synchronous and
+hypothesis tests. ``stdio_params``/``http_server`` start the installed ``zkr-mcp`` console script.
+``table_rows`` snapshots every table of a database, to prove that a refused call wrote nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio.from_thread
+from mcp import Client, types
+from mcp.client.stdio import StdioServerParameters
+
+from tests.core.conftest import table_snapshot
+from zkr.db import MemoryDb
+from zkr_mcp.config import Settings
+from zkr_mcp.server import ZkrMcp, open_server
+
+__all__ = [
+    "SyncClient",
+    "http_server",
+    "in_process",
+    "settings_for",
+    "stdio_params",
+    "sync_client",
+    "table_rows",
+    "zkr_mcp_command",
+]
+
+
+def settings_for(
+    db: Path, tenant: str = "tenant-a", person: str = "person-a", **kw: Any
+) -> Settings:
+    return Settings(db=str(db), tenant_id=tenant, person_id=person, **kw)
+
+
+@contextlib.asynccontextmanager
+async def in_process(settings: Settings) -> AsyncIterator[tuple[ZkrMcp, Client]]:
+    with open_server(settings) as app:
+        async with Client(app.server) as client:
+            yield app, client
+
+
+class SyncClient:
+    """The SDK client driven from synchronous code through an anyio blocking portal."""
+
+    def __init__(self, portal: anyio.from_thread.BlockingPortal, client: Client) -> None:
+        self.portal = portal
+        self.client = client
+
+    def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return self.portal.call(self.client.call_tool, name, arguments)
+
+    def tools(self) -> list[types.Tool]:
+        return self.portal.call(self.client.list_tools).tools
+
+
+@contextlib.contextmanager
+def sync_client(settings: Settings) -> Iterator[tuple[ZkrMcp, SyncClient]]:
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(in_process(settings)) as (app, client),
+    ):
+        yield app, SyncClient(portal, client)
+
+
+def table_rows(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table (core's snapshot), read through a separate handle."""
+    with MemoryDb(db) as handle:
+        return table_snapshot(handle)
+
+
+def zkr_mcp_command() -> str:
+    """The installed console script next to this interpreter (what a client config names)."""
+    script = Path(sys.executable).parent / "zkr-mcp"
+    assert script.exists(), f"zkr-mcp is not installed next to {sys.executable}"
+    return str(script)
+
+
+def _environment(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ZKR_")}
+    env.update(extra)
+    return env
+
+
+def stdio_params(settings: Settings, *extra: str) -> StdioServerParameters:
+    """Scope through the environment, the way a client config usually passes it."""
+    env = _environment(
+        ZKR_DB=settings.db, ZKR_TENANT=settings.tenant_id, ZKR_PERSON=settings.person_id
+    )
+    return StdioServerParameters(command=zkr_mcp_command(), args=list(extra), env=env)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def http_server(settings: Settings) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``zkr-mcp --transport streamable-http`` on 127.0.0.1; yields its URL and the process."""
+    port = _free_port()
+    command = [
+        zkr_mcp_command(),
+        "--db", settings.db,
+        "--tenant", settings.tenant_id,
+        "--person", settings.person_id,
+        "--transport", "streamable-http",
+        "--host", "127.0.0.1",
+        "--port", str(port),
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, env=_environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            if process.poll() is not None:
+                raise AssertionError(f"zkr-mcp exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+            if time.monotonic() > deadline:
+                raise AssertionError("zkr-mcp did not listen within 30 s")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

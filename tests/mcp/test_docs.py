@@ -1,0 +1,28 @@
+"""The documentation says what the server does: the generated tool table, the README's entry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zkr_mcp.docs import BEGIN, END, tool_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_docs_tool_table_is_the_generated_one() -> None:
+    page = (ROOT / "docs/zkr-mcp.md").read_text(encoding="utf-8")
+    start, end = page.index(BEGIN), page.index(END) + len(END)
+    assert page[start:end] == tool_table(), "run python -m zkr_mcp.docs and paste its output"
+
+
+def test_the_generated_table_lists_every_listed_tool() -> None:
+    table = tool_table()
+    from zkr_mcp.tools import mcp_tools
+
+    for name in mcp_tools():
+        assert f"| `{name}` |" in table
+
+
+def test_the_root_readme_lists_zkr_mcp() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "| [`zkr-mcp`](zkr-mcp/README.md) |" in readme

@@ -1,0 +1,121 @@
+"""The server's settings: database, scope, transport and embedder, from flags or the environment.
+
+The scope (tenant, person) belongs to the server, never to a tool call: an MCP client config names
+it once (``--tenant``/``--person`` or ``ZKR_TENANT``/``ZKR_PERSON``), and no model-facing schema
+has a field for it, so a model cannot reach another person's memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ENVIRONMENT", "Settings", "SettingsError", "parse_settings"]
+
+Transport = Literal["stdio", "streamable-http"]
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "streamable-http")
+
+#: flag destination -> environment variable read when the flag is absent.
+ENVIRONMENT: dict[str, str] = {
+    "db": "ZKR_DB",
+    "tenant": "ZKR_TENANT",
+    "person": "ZKR_PERSON",
+    "transport": "ZKR_MCP_TRANSPORT",
+    "host": "ZKR_MCP_HOST",
+    "port": "ZKR_MCP_PORT",
+    "embedder": "ZKR_EMBEDDER",
+}
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+class SettingsError(ValueError):
+    """A missing or malformed setting; the message names the flag and its variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything one ``zkr-mcp`` process is started with."""
+
+    db: str
+    tenant_id: str
+    person_id: str
+    transport: Transport = "stdio"
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    #: ``(model, version)`` of an installed embedder plugin, or None for lexical search only.
+    embedder: tuple[str, str] | None = None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zkr-mcp",
+        description="Serve one person's zkr memory to MCP clients (stdio or streamable HTTP).",
+        epilog="Every flag can also come from the environment variable named in its help.",
+    )
+    parser.add_argument("--db", help="database file (ZKR_DB)")
+    parser.add_argument("--tenant", help="tenant id of the scope served (ZKR_TENANT)")
+    parser.add_argument("--person", help="person id of the scope served (ZKR_PERSON)")
+    parser.add_argument(
+        "--transport", choices=TRANSPORTS, help="stdio (default) or streamable-http"
+    )
+    parser.add_argument("--host", help=f"HTTP bind address (ZKR_MCP_HOST, default {DEFAULT_HOST})")
+    parser.add_argument("--port", help=f"HTTP port (ZKR_MCP_PORT, default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--embedder",
+        metavar="MODEL/VERSION",
+        help="installed embedder plugin: embed new memories, search hybrid (ZKR_EMBEDDER)",
+    )
+    return parser
+
+
+def _split_embedder(value: str) -> tuple[str, str]:
+    # Model names themselves contain slashes (sentence-transformers/all-MiniLM-L6-v2): the
+    # version is what follows the last one.
+    model, slash, version = value.rpartition("/")
+    if not slash or not model.strip() or not version.strip():
+        raise SettingsError(f"--embedder must be MODEL/VERSION, got {value!r}")
+    return model, version
+
+
+def parse_settings(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
+    """Flags first, then the environment; refuse a missing or blank scope or database.
+
+    :raises SettingsError: a required setting is missing or malformed.
+    :raises SystemExit: argparse's own refusal (unknown flag, bad choice) or ``--help``.
+    """
+    args = vars(_parser().parse_args(list(argv)))
+    values: dict[str, str] = {}
+    for name, variable in ENVIRONMENT.items():
+        value = args.get(name)
+        if value is None:
+            value = environ.get(variable)
+        if value is not None:
+            values[name] = value
+    for name in ("db", "tenant", "person"):
+        if not values.get(name, "").strip():
+            raise SettingsError(f"--{name} (or {ENVIRONMENT[name]}) is required and not blank")
+    transport = values.get("transport", "stdio")
+    if transport not in TRANSPORTS:
+        raise SettingsError(
+            f"--transport must be one of {', '.join(TRANSPORTS)}, got {transport!r}"
+        )
+    try:
+        port = int(values.get("port", DEFAULT_PORT))
+    except ValueError:
+        raise SettingsError(f"--port must be an integer, got {values['port']!r}") from None
+    if not 0 <= port <= 65535:
+        raise SettingsError(f"--port must be 0..65535, got {port}")
+    embedder = values.get("embedder")
+    return Settings(
+        db=values["db"],
+        tenant_id=values["tenant"],
+        person_id=values["person"],
+        transport="streamable-http" if transport == "streamable-http" else "stdio",
+        host=values.get("host", DEFAULT_HOST),
+        port=port,
+        embedder=_split_embedder(embedder) if embedder else None,
+    )
