@@ -169,11 +169,16 @@ def _drop(arguments: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | 
 
 
 def bad_calls(
-    schema: dict[str, Any], foreign_ids: list[str], count: int, seed: int
+    schema: dict[str, Any],
+    foreign_ids: list[str],
+    count: int,
+    seed: int,
+    host_filled: frozenset[tuple[str, ...]] = frozenset(),
 ) -> list[BadCall]:
     """*count* invalid calls for a tool with input *schema*.
 
     :param foreign_ids: ids of records in another scope of the same database.
+    :param host_filled: paths the host fills when left out, where null also means "left out".
     """
     rng = random.Random(seed)
     base: dict[str, Any] = valid_arguments(schema)
@@ -187,7 +192,8 @@ def bad_calls(
 
     def wrong_type() -> BadCall | None:
         path, sub, _ = rng.choice(paths)
-        wrong = [t for t in JSON_TYPES if t not in _allowed_types(sub, schema)]
+        allowed = _allowed_types(sub, schema) | ({"null"} if path in host_filled else set())
+        wrong = [t for t in JSON_TYPES if t not in allowed]
         if not wrong:
             return None
         value = rng.choice(SAMPLES[rng.choice(wrong)])

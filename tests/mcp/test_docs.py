@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_docs_tool_table_is_the_generated_one() -> None:
     page = (ROOT / "docs/zkr-mcp.md").read_text(encoding="utf-8")
     start, end = page.index(BEGIN), page.index(END) + len(END)
-    assert page[start:end] == tool_table(), "run python -m zkr_mcp.docs and paste its output"
+    message = "run python -m zkr_mcp.docs --write docs/zkr-mcp.md"
+    assert page[start:end] == tool_table(), message
 
 
 def test_the_generated_table_lists_every_listed_tool() -> None:

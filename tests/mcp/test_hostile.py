@@ -14,6 +14,7 @@ from mcp import Client
 
 from tests.mcp.conftest import settings_for, stdio_params, sync_client, table_rows
 from tests.mcp.hostile import bad_calls
+from zkr.tools import operation_for_tool
 from zkr_mcp.calls import INTERNAL_ERROR
 from zkr_mcp.tools import mcp_tools
 
@@ -81,7 +82,12 @@ def test_generated_bad_calls_are_refused_without_writing(tmp_path: Path) -> None
         for tool in tools:
             before = table_rows(db)
             seed = zlib.crc32(tool.name.encode())
-            calls = bad_calls(tool.input_schema, foreign_ids, CALLS_PER_TOOL, seed)
+            projection = operation_for_tool(tool.name).tool
+            assert projection is not None
+            filled = frozenset(
+                tuple(path.split(".")) for path in (*projection.now_fields, *projection.defaults)
+            )
+            calls = bad_calls(tool.input_schema, foreign_ids, CALLS_PER_TOOL, seed, filled)
             tally[tool.name] = collections.Counter()
             for index, call in enumerate(calls):
                 _check(tool.name, call.kind, call.arguments, client.call(tool.name, call.arguments))

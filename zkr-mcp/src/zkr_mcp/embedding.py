@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from zkr.db import MemoryDb
+from zkr.db import MemoryDb, open_db
 from zkr.models import RebuildRequest
-from zkr.plugins import open_db
 from zkr_mcp.config import Settings
 
 __all__ = ["BackgroundEmbedder"]

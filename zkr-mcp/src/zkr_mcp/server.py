@@ -18,8 +18,8 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from zkr.db import MemoryDb
-from zkr.plugins import get_embedder, load_plugins, open_db
+from zkr.db import MemoryDb, open_db
+from zkr.plugins import get_embedder, load_plugins
 from zkr_mcp import resources
 from zkr_mcp.calls import ToolCalls, unix_now
 from zkr_mcp.config import Settings
