@@ -118,5 +118,5 @@ class ToolCalls:
             return request
         model, version = embedder
         return request.model_copy(
-            update={"query_embedding": QueryEmbedding(model=model, version=version)}
+            update={"query_embedding": QueryEmbedding(model=model, version=version, vector=None)}
         )

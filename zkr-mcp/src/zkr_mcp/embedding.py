@@ -72,6 +72,7 @@ class BackgroundEmbedder:
             model=self.model,
             version=self.version,
             max_items=RUN_ITEMS,
+            batch_size=None,  # the embedder's own
         )
         while not self._stop.is_set():
             try:
