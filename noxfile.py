@@ -85,8 +85,8 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on zkr-core."""
-    _sync(session, "--package", "zkr-core", "--group", "type")
+    """mypy --strict on every distribution."""
+    _sync(session, "--all-packages", "--group", "type")
     session.run("mypy", *session.posargs)
 
 
@@ -177,6 +177,5 @@ def locomo(session: nox.Session) -> None:
     The data is read from ../shared/data/locomo at run time and never copied (CC BY-NC 4.0).
     """
     _sync(session, "--all-packages")
-    session.install("./zkr-embed-minilm")  # a repo-root distribution, not a workspace member
     out = os.environ.get("ZKR_LOCOMO_OUT", "locomo-report.json")
     session.run("python", "benchmarks/locomo.py", "--out", out, *session.posargs)

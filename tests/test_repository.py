@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tomllib
@@ -16,6 +17,7 @@ DISTRIBUTIONS = [
     "zkr-web",
     "zkr-embed-e5",
     "zkr-mcp",
+    "zkr-embed-minilm",
 ]
 
 
@@ -26,22 +28,46 @@ def _project(dist: str) -> dict[str, object]:
     return project
 
 
-def test_versions_and_internal_pins_are_lockstep() -> None:
-    versions = {dist: _project(dist)["version"] for dist in DISTRIBUTIONS}
-    assert len(set(versions.values())) == 1, versions
-    (version,) = set(versions.values())
+def _version() -> str:
+    """The one written version (zkr-core's ``zkr/version.py``)."""
+    text = (ROOT / "zkr-core/src/zkr/version.py").read_text()
+    match = re.search(r'^__version__ = "([^"]+)"$', text, re.MULTILINE)
+    assert match, "zkr/version.py must assign __version__ a string literal"
+    return match.group(1)
+
+
+def test_every_distribution_reads_its_version_from_the_one_file() -> None:
+    for dist in DISTRIBUTIONS:
+        pyproject = tomllib.loads((ROOT / dist / "pyproject.toml").read_text())
+        assert "version" not in pyproject["project"], dist
+        assert pyproject["project"]["dynamic"] == ["version"], dist
+        source = (ROOT / dist / pyproject["tool"]["hatch"]["version"]["path"]).resolve()
+        assert source == (ROOT / "zkr-core/src/zkr/version.py").resolve(), dist
+
+
+def test_internal_pins_and_manifests_are_lockstep() -> None:
+    version = _version()
     for dist in DISTRIBUTIONS:
         deps = _project(dist).get("dependencies", [])
         assert isinstance(deps, list)
         for dep in deps:
-            match = re.match(r"^(zkr-[a-z-]+)\s*(.*)$", dep)
+            match = re.match(r"^(zkr-[a-z0-9-]+)\s*(.*)$", dep)
             if match:
                 assert match.group(2) == f"=={version}", f"{dist}: {dep}"
+    plugin = ROOT / "zkr-openclaw-bridge/src/zkr_openclaw_bridge/plugin"
+    for manifest in ("openclaw.plugin.json", "package.json"):
+        assert json.loads((plugin / manifest).read_text())["version"] == version, manifest
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == version
 
 
-def test_package_version_matches_distribution() -> None:
-    init = (ROOT / "zkr-core/src/zkr/version.py").read_text()
-    assert f'__version__ = "{_project("zkr-core")["version"]}"' in init
+def test_packages_import_their_version_from_zkr() -> None:
+    import zkr
+    import zkr_cli
+    import zkr_hermes
+    import zkr_openclaw_bridge
+
+    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge):
+        assert module.__version__ == _version(), module.__name__
 
 
 def test_every_distribution_ships_the_isc_licence() -> None:
@@ -49,7 +75,7 @@ def test_every_distribution_ships_the_isc_licence() -> None:
     assert root_licence.startswith("ISC License")
     for dist in DISTRIBUTIONS:
         assert (ROOT / dist / "LICENSE").read_text() == root_licence
-        assert _project(dist)["license"] == "ISC"
+        assert str(_project(dist)["license"]).split(" AND ")[0] == "ISC"
 
 
 def test_acknowledgements_name_the_systems_that_informed_zkr() -> None:

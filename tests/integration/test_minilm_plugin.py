@@ -91,7 +91,7 @@ def test_minilm_plugin_finds_memories_by_meaning(venv: Path, tmp_path: Path) -> 
 def test_minilm_plugin_passes_its_own_contract_suite(venv: Path) -> None:
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         str(PLUGIN / "tests")],
+         str(ROOT / "tests" / "embed_minilm")],
         cwd=ROOT, capture_output=True, env=environment(), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout.decode()[-3000:]

@@ -235,7 +235,7 @@ def fake_distributions(monkeypatch: pytest.MonkeyPatch) -> None:
             """Nothing to register."""
 
     dists = [FakeDistribution("zkr-fake-one", One()), FakeDistribution("zkr-fake-two", One())]
-    monkeypatch.setattr(plugins.importlib.metadata, "distributions", lambda: dists)
+    monkeypatch.setattr(plugins._manager.importlib.metadata, "distributions", lambda: dists)
 
 
 def names() -> set[str]:

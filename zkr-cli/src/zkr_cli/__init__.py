@@ -8,6 +8,6 @@ additional and plugin commands is built by :func:`zkr_cli.cli.build_cli`.
 from __future__ import annotations
 
 #: Lockstep with every zkr distribution; ``zkr --version`` prints it without importing anything.
-__version__ = "0.3.0"
+from zkr.version import __version__
 
 __all__ = ["__version__"]

@@ -290,15 +290,15 @@ class RememberRequest(ScopedRequest):
     captured_at: Timestamp = Field(description=_at("When it was observed"))
     recorded_at: Timestamp = Field(description=_at("When it is recorded in memory"))
     ingestion_key: Text | None = Field(
-        None,
+        default=None,
         description="An idempotency key: a second request with the same key replays the first "
         "result instead of storing a duplicate.",
     )
     claim: ClaimInput | None = Field(
-        None, description="A claim to record, cited by this capture (omit for none)."
+        default=None, description="A claim to record, cited by this capture (omit for none)."
     )
     locator: LocatorInput | None = Field(
-        None, description="Where the text sits in a transcript stream (omit for none)."
+        default=None, description="Where the text sits in a transcript stream (omit for none)."
     )
 
 
@@ -318,7 +318,7 @@ class QueryEmbedding(_Request):
     model: Text = Field(description="The embedding model of the lane.")
     version: Text = Field(description="The model version of the lane.")
     vector: list[VectorElement] | None = Field(
-        None,
+        default=None,
         description="The query vector; omit it to let an installed embedder embed the query.",
     )
 
@@ -337,12 +337,13 @@ class SearchRequest(ScopedRequest):
     """Retrieve a bounded pack of cited memories matching a query."""
 
     query: Text = Field(description="What to look for, in words.")
-    limit: Limit = Field(10, description=_LIMIT)
+    limit: Limit = Field(default=10, description=_LIMIT)
     query_embedding: QueryEmbedding | None = Field(
-        None, description="Also search a vector lane with this query embedding (omit: words only)."
+        default=None,
+        description="Also search a vector lane with this query embedding (omit: words only).",
     )
     as_of: AsOf | None = Field(
-        None, description="Search history as it was at a past time (omit: the present)."
+        default=None, description="Search history as it was at a past time (omit: the present)."
     )
 
 
@@ -404,7 +405,7 @@ class ProfileRequest(ScopedRequest):
 class ProfilesRequest(ScopedRequest):
     """List the current profile entries, newest first."""
 
-    limit: Limit = Field(10, description=_LIMIT)
+    limit: Limit = Field(default=10, description=_LIMIT)
 
 
 class ReviewRequest(ScopedRequest):
@@ -421,7 +422,7 @@ class ReviewRequest(ScopedRequest):
 class ReviewsRequest(ScopedRequest):
     """List the daily reviews, latest first."""
 
-    limit: Limit = Field(10, description=_LIMIT)
+    limit: Limit = Field(default=10, description=_LIMIT)
 
 
 class ProjectionsRequest(ScopedRequest):
@@ -429,7 +430,7 @@ class ProjectionsRequest(ScopedRequest):
 
     model: Text = Field(description="The embedding model of the lane.")
     version: Text = Field(description="The model version of the lane.")
-    limit: Limit = Field(10, description=_LIMIT)
+    limit: Limit = Field(default=10, description=_LIMIT)
 
 
 class EmbeddingInput(_Request):
@@ -462,10 +463,10 @@ class RebuildRequest(ScopedRequest):
     model: Text = Field(description="The embedding model of the lane (an installed embedder's).")
     version: Text = Field(description="The model version of the lane.")
     max_items: U32 | None = Field(
-        None, description="At most this many memories in this run (omit: all the work)."
+        default=None, description="At most this many memories in this run (omit: all the work)."
     )
     batch_size: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = Field(
-        None, description="Memories per embedder call, 1..4096 (omit: the embedder's own)."
+        default=None, description="Memories per embedder call, 1..4096 (omit: the embedder's own)."
     )
 
 
@@ -474,17 +475,19 @@ class ExportRequest(ScopedRequest):
 
     export_format: U32 = Field(description="The feed format; only 1 exists.")
     after_commit: I64 = Field(
-        0, description="Cursor: the commit sequence already read (0: from the start)."
+        default=0, description="Cursor: the commit sequence already read (0: from the start)."
     )
     after_event_index: I64 = Field(
-        -1, description="Cursor: the last event index read in after_commit (-1: none)."
+        default=-1, description="Cursor: the last event index read in after_commit (-1: none)."
     )
     high_water_mark: I64 | None = Field(
-        None,
+        default=None,
         description="The newest commit to include; freeze the first page's value for later pages "
         "(omit: the scope's newest).",
     )
-    limit: Limit = Field(10, description="How many events: 0 means 10, more than 100 means 100.")
+    limit: Limit = Field(
+        default=10, description="How many events: 0 means 10, more than 100 means 100."
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -531,7 +534,7 @@ class CorrectResult(_Record):
 class OkResult(_Record):
     """The operation succeeded."""
 
-    ok: Literal[True] = Field(True, description="Always true.")
+    ok: Literal[True] = Field(default=True, description="Always true.")
 
 
 class DeleteResult(_Record):
@@ -659,7 +662,7 @@ class EvidenceBody(_Record):
     source_revision: int = Field(description="The source revision quoted (always 1).")
     quote: str = Field(description="The quoted text (the whole source text).")
     byte_range: dict[str, int] | None = Field(
-        None, description="The quoted span `{start, end}` (always null: never recorded)."
+        default=None, description="The quoted span `{start, end}` (always null: never recorded)."
     )
     recorded_at: int = Field(description=_at("When it was recorded"))
 
@@ -772,15 +775,15 @@ class ApplyRequest(ScopedRequest):
     ``apply`` prove that no event between what it already holds and the page was skipped.
     """
 
-    upstream: Text = Field("", description="A name for the exporting database.")
+    upstream: Text = Field(default="", description="A name for the exporting database.")
     after_commit: I64 | None = Field(
-        None, description="The after_commit cursor the page was exported with."
+        default=None, description="The after_commit cursor the page was exported with."
     )
     after_event_index: I64 | None = Field(
-        None, description="The after_event_index cursor the page was exported with."
+        default=None, description="The after_event_index cursor the page was exported with."
     )
     page: ExportPage | None = Field(
-        None, description="The page to apply (omit: only read where to resume)."
+        default=None, description="The page to apply (omit: only read where to resume)."
     )
 
 

@@ -19,11 +19,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from zkr import embeddings, feed, retrieval, writes
 from zkr import models as m
+from zkr.embeddings.projections import embed, projections
+from zkr.embeddings.rebuild import rebuild
 from zkr.errors import LimitExceeded, RequestParseError
+from zkr.feed.apply import apply
+from zkr.feed.export import export
 from zkr.jsonio import parse_request
+from zkr.retrieval import get, search
 from zkr.store.database import Database
+from zkr.writes.capture import locator, remember
+from zkr.writes.correction import correct
+from zkr.writes.deletion import delete
+from zkr.writes.linking import link
+from zkr.writes.profiles import profile, profiles, review, reviews
 
 __all__ = [
     "MAX_REQUEST_BYTES",
@@ -91,7 +100,7 @@ class Operation:
 _TABLE = (
     Operation(
         "remember",
-        writes.remember,
+        remember,
         m.RememberRequest,
         m.RememberResult,
         "store a cited capture, optional claim",
@@ -108,7 +117,7 @@ _TABLE = (
     ),
     Operation(
         "locator",
-        writes.locator,
+        locator,
         m.LocatorRequest,
         m.LocatorInput | None,
         "read an evidence transcript locator",
@@ -119,7 +128,7 @@ _TABLE = (
     ),
     Operation(
         "search",
-        retrieval.search,
+        search,
         m.SearchRequest,
         m.RetrievalPack,
         "retrieve a bounded cited memory pack",
@@ -132,7 +141,7 @@ _TABLE = (
     ),
     Operation(
         "get",
-        retrieval.get,
+        get,
         m.GetRequest,
         m.RetrievalItem,
         "read one live cited memory",
@@ -144,7 +153,7 @@ _TABLE = (
     ),
     Operation(
         "correct",
-        writes.correct,
+        correct,
         m.CorrectRequest,
         m.CorrectResult,
         "supersede a claim with cited evidence",
@@ -155,7 +164,7 @@ _TABLE = (
     ),
     Operation(
         "link",
-        writes.link,
+        link,
         m.LinkRequest,
         m.OkResult,
         "attach supporting or contradicting evidence",
@@ -165,7 +174,7 @@ _TABLE = (
     ),
     Operation(
         "delete",
-        writes.delete,
+        delete,
         m.DeleteRequest,
         m.DeleteResult,
         "tombstone a source and propagate",
@@ -178,7 +187,7 @@ _TABLE = (
     ),
     Operation(
         "profile",
-        writes.profile,
+        profile,
         m.ProfileRequest,
         m.ProfileEntry,
         "project a live profile_fact claim",
@@ -187,7 +196,7 @@ _TABLE = (
     ),
     Operation(
         "profiles",
-        writes.profiles,
+        profiles,
         m.ProfilesRequest,
         list[m.ProfileEntry],
         "list current profile entries",
@@ -197,7 +206,7 @@ _TABLE = (
     ),
     Operation(
         "review",
-        writes.review,
+        review,
         m.ReviewRequest,
         m.ReviewResult,
         "store a cited daily review",
@@ -208,7 +217,7 @@ _TABLE = (
     ),
     Operation(
         "reviews",
-        writes.reviews,
+        reviews,
         m.ReviewsRequest,
         list[m.ReviewItem],
         "list daily reviews",
@@ -218,7 +227,7 @@ _TABLE = (
     ),
     Operation(
         "projections",
-        embeddings.projections,
+        projections,
         m.ProjectionsRequest,
         list[m.ProjectionIssue],
         "list stale or missing vectors",
@@ -228,7 +237,7 @@ _TABLE = (
     ),
     Operation(
         "embed",
-        embeddings.embed,
+        embed,
         m.EmbedRequest,
         m.EmbedResult,
         "store a validated embedding",
@@ -238,7 +247,7 @@ _TABLE = (
     ),
     Operation(
         "export",
-        feed.export,
+        export,
         m.ExportRequest,
         m.ExportPage,
         "read a frozen scoped commit page",
@@ -248,7 +257,7 @@ _TABLE = (
     ),
     Operation(
         "apply",
-        feed.apply,
+        apply,
         m.ApplyRequest,
         m.ApplyResult,
         "apply an exported page from another database",
@@ -258,7 +267,7 @@ _TABLE = (
     ),
     Operation(
         "rebuild",
-        embeddings.rebuild,
+        rebuild,
         m.RebuildRequest,
         m.RebuildResult,
         "embed stale or missing work with a plugin",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.3.0"
+from zkr.version import __version__
 
 __all__ = ["ZkrMemoryProvider", "__version__"]
 

@@ -11,6 +11,6 @@ Kept empty on purpose: zkr imports this package for every non-contract command.
 
 from __future__ import annotations
 
-__version__ = "0.3.0"
+from zkr.version import __version__
 
 __all__ = ["__version__"]

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from zkr_embed_minilm import MiniLMEmbedder
 
 from zkr.testing import EmbedderContract
+from zkr_embed_minilm import MiniLMEmbedder
 
 _EMBEDDER = MiniLMEmbedder()  # one model load for the whole module
 
