@@ -18,6 +18,7 @@ DISTRIBUTIONS = [
     "zkr-embed-e5",
     "zkr-mcp",
     "zkr-embed-minilm",
+    "zkr-postgres",
 ]
 
 

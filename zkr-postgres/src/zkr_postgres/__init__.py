@@ -1,0 +1,1 @@
+"""zkr-postgres: zkr databases replicated into PostgreSQL (pgvector), served per person."""

@@ -1,0 +1,540 @@
+"""Applying one export page to PostgreSQL: the semantics of ``zkr.replicate.apply``, in SQL.
+
+The same protocol as zkr's own ``apply`` (``docs/replication.md``), per (upstream, scope):
+
+- events are held contiguously per upstream commit; a commit is applied only once all of its
+  ``event_count`` events are there (a page may split a commit: the head of a split commit waits in
+  ``zkr.staging``);
+- the page, the applied records, the ``zkr.commits`` rows and the cursor (``zkr.cursors``) change in
+  ONE PostgreSQL transaction, so a killed sync keeps all of a page or none of it;
+- a page that does not continue what is held (a skipped event or commit, a changed event count) is
+  refused and nothing is applied; events already held are skipped (replays are idempotent);
+- the cursor row is locked (``SELECT … FOR UPDATE``) for the transaction, so any number of sync
+  processes may feed one server: two that carry the same (upstream, scope) serialise on that row,
+  and the second sees the first's events as a replay.
+
+Records are the rows' after-mutation snapshots, so applying one is an upsert; ``deletion`` records
+remove profile entries and reviews and purge vectors of their targets, as zkr's ``apply`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+from pydantic import BaseModel, ValidationError
+
+from zkr import models as m
+from zkr.errors import ExportError
+from zkr_postgres._db import Conn
+from zkr_postgres.schema import SCHEMA
+
+__all__ = ["Position", "apply_page", "position"]
+
+#: The feed format and record schema this replica reads (the contract's).
+EXPORT_FORMAT = 1
+RECORD_SCHEMA_VERSION = 8
+
+_RECORD_MODELS: dict[str, type[BaseModel]] = {
+    "source": m.SourceRecord,
+    "evidence": m.EvidenceRecord,
+    "claim": m.ClaimRecord,
+    "claim_evidence": m.ClaimEvidenceRecord,
+    "correction": m.CorrectionRecord,
+    "deletion": m.DeletionRecord,
+    "profile": m.ProfileRecord,
+    "daily_review": m.DailyReviewRecord,
+}
+
+
+@dataclass
+class Position:
+    """What the replica holds of one (upstream, scope): applied commits and one staged commit."""
+
+    applied_commit: int = 0
+    applied_event_count: int = 0
+    staged_commit: int | None = None
+    staged_recorded_at: int = 0
+    staged_event_count: int = 0
+    staged_events: int = 0
+
+    def cursor(self) -> tuple[int, int]:
+        """The upstream export cursor just after the last event held."""
+        if self.staged_commit is not None:
+            return self.staged_commit, self.staged_events - 1
+        if self.applied_commit == 0:
+            return 0, -1
+        return self.applied_commit, self.applied_event_count - 1
+
+
+@dataclass(frozen=True)
+class _Event:
+    sequence: int
+    recorded_at: int
+    event_count: int
+    index: int
+    kind: str
+    record: BaseModel
+    payload: str
+
+
+Scope = tuple[str, str, str]  # tenant_id, person_id, upstream
+
+
+def position(conn: Conn, scope: Scope, *, lock: bool = False) -> Position:
+    """Read the durable position of a scope; with *lock* (inside a transaction), create the cursor
+    row if needed and hold its row lock until the transaction ends."""
+    if lock:
+        # ON CONFLICT DO UPDATE locks the existing row (a no-op update) and returns it: one trip.
+        row = conn.execute(
+            "INSERT INTO zkr.cursors(tenant_id, person_id, upstream) VALUES (%s, %s, %s)"
+            " ON CONFLICT (tenant_id, person_id, upstream)"
+            " DO UPDATE SET applied_commit = zkr.cursors.applied_commit"
+            " RETURNING applied_commit, applied_event_count",
+            scope,
+        ).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT applied_commit, applied_event_count FROM zkr.cursors"
+            " WHERE tenant_id = %s AND person_id = %s AND upstream = %s",
+            scope,
+        ).fetchone()
+    state = Position(*(row or (0, 0)))
+    staged = conn.execute(
+        "SELECT commit_sequence, min(recorded_at), min(event_count), count(*), max(event_index)"
+        " FROM zkr.staging WHERE tenant_id = %s AND person_id = %s AND upstream = %s"
+        " GROUP BY commit_sequence ORDER BY commit_sequence",
+        scope,
+    ).fetchall()
+    if len(staged) > 1 or (staged and staged[0][4] != staged[0][3] - 1):
+        raise ExportError("replica staging is inconsistent: events are missing")
+    if staged:
+        sequence, recorded_at, count, held, _ = staged[0]
+        state.staged_commit, state.staged_recorded_at = sequence, recorded_at
+        state.staged_event_count, state.staged_events = count, held
+    return state
+
+
+def apply_page(
+    conn: Conn, scope: Scope, after: tuple[int, int], page: m.ExportPage
+) -> tuple[Position, int]:
+    """Apply one page exported with cursor *after*, in one transaction; returns the new position
+    and how many commits became whole and were applied.
+
+    :raises ExportError: an unsupported page, a gap, a count mismatch, a changed staged event, or a
+        record of another scope; nothing is applied.
+    """
+    if page.export_format != EXPORT_FORMAT:
+        raise ExportError(f"unsupported export_format {page.export_format}; expected 1")
+    if page.database_schema_version != RECORD_SCHEMA_VERSION:
+        raise ExportError(
+            f"unsupported database_schema_version {page.database_schema_version}; expected 8"
+        )
+    events = list(_page_events(page, after, scope))
+    applied = 0
+    # Pipeline mode: BEGIN and the reads travel together, then the page's writes travel without
+    # waiting for each answer; an error still rolls the whole transaction back.
+    with conn.pipeline(), conn.transaction():
+        lanes_cursor = conn.execute("SELECT table_name FROM zkr.lanes")
+        state = position(conn, scope, lock=True)
+        lanes = [str(r[0]) for r in lanes_cursor.fetchall()]
+        held = state.cursor()
+        if after > held:
+            raise ExportError(
+                "export page does not continue the applied feed: the replica holds events up to"
+                f" commit {held[0]} index {held[1]}"
+            )
+        pending: list[_Event] = []
+        for event in events:
+            if not _receive(state, event):
+                continue
+            pending.append(event)
+            if state.staged_events == state.staged_event_count:
+                _apply_commit(conn, scope, state, pending, lanes)
+                pending = []
+                applied += 1
+        # A split commit's head waits for the rest of its events in the next page.
+        _stage(conn, scope, pending)
+        if applied:
+            conn.execute(
+                "UPDATE zkr.cursors SET applied_commit = %s, applied_event_count = %s,"
+                " updated_at = now() WHERE tenant_id = %s AND person_id = %s AND upstream = %s",
+                (state.applied_commit, state.applied_event_count, *scope),
+            )
+    return state, applied
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading the page
+# ----------------------------------------------------------------------------------------------
+
+
+def _page_events(page: m.ExportPage, cursor: tuple[int, int], scope: Scope) -> Iterator[_Event]:
+    """The page's events, checked to follow *cursor* and each other without a hole."""
+    previous, previous_count = cursor, None
+    for commit in page.commits:
+        first, count = commit.first_event_index, commit.event_count
+        if commit.sequence == previous[0]:
+            continuous = first == previous[1] + 1
+        else:
+            whole = previous_count is None or previous[1] == previous_count - 1
+            continuous = commit.sequence > previous[0] and first == 0 and whole
+        if not continuous or not commit.records or first + len(commit.records) > count:
+            raise ExportError(
+                f"export page skips events before commit {commit.sequence} index {first}"
+            )
+        for offset, raw in enumerate(commit.records):
+            kind, record = _record(raw)
+            if _record_scope(kind, record) != scope[:2]:
+                raise ExportError("export record scope does not match its commit")
+            yield _Event(
+                commit.sequence,
+                commit.recorded_at,
+                count,
+                first + offset,
+                kind,
+                record,
+                json.dumps(raw, ensure_ascii=False, separators=(",", ":")),
+            )
+        previous, previous_count = (commit.sequence, first + len(commit.records) - 1), count
+
+
+def _record(raw: Any) -> tuple[str, BaseModel]:
+    kind = raw.get("kind") if isinstance(raw, dict) else None
+    model = _RECORD_MODELS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
+    try:
+        body = model.model_validate(raw.get("record"))
+    except ValidationError as exc:
+        raise ExportError(f"export {kind} record is malformed: {exc.errors()[0]['msg']}") from None
+    assert isinstance(kind, str)
+    return kind, body
+
+
+def _record_scope(kind: str, record: BaseModel) -> tuple[str, str]:
+    inner: Any = getattr(record, kind) if kind in ("source", "evidence") else record
+    return str(inner.tenant_id), str(inner.person_id)
+
+
+# ----------------------------------------------------------------------------------------------
+# Holding events
+# ----------------------------------------------------------------------------------------------
+
+
+def _receive(state: Position, e: _Event) -> bool:
+    """Whether *e* is new; checks it continues what is held (and updates *state*)."""
+    if e.sequence <= state.applied_commit:
+        if e.sequence == state.applied_commit and e.index >= state.applied_event_count:
+            raise ExportError(f"export commit {e.sequence} event count does not match")
+        return False
+    if state.staged_commit is None:
+        if e.index != 0:
+            raise ExportError(f"export page skips events before commit {e.sequence} index 0")
+        state.staged_commit, state.staged_recorded_at = e.sequence, e.recorded_at
+        state.staged_event_count, state.staged_events = e.event_count, 0
+    elif e.sequence != state.staged_commit:
+        raise ExportError(
+            f"export page skips events of commit {state.staged_commit} after index"
+            f" {state.staged_events - 1}"
+        )
+    elif (e.event_count, e.recorded_at) != (state.staged_event_count, state.staged_recorded_at):
+        raise ExportError(f"export commit {e.sequence} event count does not match")
+    if e.index < state.staged_events:
+        return False  # held in zkr.staging already (a replayed page)
+    if e.index > state.staged_events:
+        raise ExportError(
+            f"export page skips events of commit {e.sequence} after index {state.staged_events - 1}"
+        )
+    state.staged_events += 1
+    return True
+
+
+def _stage(conn: Conn, scope: Scope, events: list[_Event]) -> None:
+    if not events:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO zkr.staging(tenant_id, person_id, upstream, commit_sequence,"
+            " event_index, recorded_at, event_count, payload)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                (*scope, e.sequence, e.index, e.recorded_at, e.event_count, e.payload)
+                for e in events
+            ],
+        )
+
+
+def _apply_commit(
+    conn: Conn, scope: Scope, state: Position, fresh: list[_Event], lanes: list[str]
+) -> None:
+    sequence = state.staged_commit
+    assert sequence is not None
+    where = "tenant_id = %s AND person_id = %s AND upstream = %s AND commit_sequence = %s"
+    if fresh and fresh[0].index == 0:
+        events = fresh
+    else:
+        rows = conn.execute(
+            f"SELECT payload FROM zkr.staging WHERE {where} ORDER BY event_index",
+            (*scope, sequence),
+        ).fetchall()
+        held = [_record(json.loads(row[0])) for row in rows]
+        events = [
+            _Event(sequence, state.staged_recorded_at, state.staged_event_count, i, k, r, "")
+            for i, (k, r) in enumerate(held)
+        ] + fresh
+        conn.execute(f"DELETE FROM zkr.staging WHERE {where}", (*scope, sequence))
+    if [e.index for e in events] != list(range(state.staged_event_count)):
+        raise ExportError(f"export commit {sequence} event count does not match")
+    _apply_records(conn, scope[2], [(e.kind, e.record) for e in events], lanes)
+    conn.execute(
+        "INSERT INTO zkr.commits(tenant_id, person_id, upstream, sequence, recorded_at,"
+        " event_count) VALUES (%s, %s, %s, %s, %s, %s)",
+        (*scope, sequence, state.staged_recorded_at, state.staged_event_count),
+    )
+    state.applied_commit, state.applied_event_count = sequence, state.staged_event_count
+    state.staged_commit, state.staged_events, state.staged_event_count = None, 0, 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Records -> rows
+# ----------------------------------------------------------------------------------------------
+
+
+def _apply_records(
+    conn: Conn, upstream: str, records: list[tuple[str, BaseModel]], lanes: list[str]
+) -> None:
+    """Make the rows match the commit's after-mutation snapshots, in zkr's ``apply`` order:
+    rows (sources, evidence, claims), then what refers to them (links, corrections, profiles,
+    reviews) and removals, each group in commit order."""
+    for _, body in records:
+        if isinstance(body, m.SourceRecord):
+            _upsert_source(conn, upstream, body)
+        elif isinstance(body, m.EvidenceRecord):
+            _upsert_evidence(conn, body)
+        elif isinstance(body, m.ClaimRecord):
+            _upsert_claim(conn, body, lanes)
+    for _, body in records:
+        if isinstance(body, m.ClaimEvidenceRecord):
+            _upsert_link(conn, body)
+        elif isinstance(body, m.CorrectionRecord):
+            _upsert_correction(conn, body)
+        elif isinstance(body, m.ProfileRecord):
+            _upsert_profile(conn, body)
+        elif isinstance(body, m.DailyReviewRecord):
+            _upsert_review(conn, body)
+        elif isinstance(body, m.DeletionRecord):
+            _remove(conn, body, lanes)
+
+
+def _upsert_source(conn: Conn, upstream: str, record: m.SourceRecord) -> None:
+    s = record.source
+    conn.execute(
+        "INSERT INTO zkr.sources(tenant_id, person_id, id, upstream, revision, kind, content,"
+        " captured_at, recorded_at, deleted_at, ingestion_key, origin_evidence_id,"
+        " origin_claim_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET upstream = excluded.upstream,"
+        " revision = excluded.revision, kind = excluded.kind, content = excluded.content,"
+        " captured_at = excluded.captured_at, recorded_at = excluded.recorded_at,"
+        " deleted_at = excluded.deleted_at, ingestion_key = excluded.ingestion_key,"
+        " origin_evidence_id = excluded.origin_evidence_id,"
+        " origin_claim_id = excluded.origin_claim_id",
+        (
+            s.tenant_id,
+            s.person_id,
+            s.id,
+            upstream,
+            s.revision,
+            s.kind.value,
+            s.content,
+            s.captured_at,
+            s.recorded_at,
+            s.deleted_at,
+            record.ingestion_key,
+            record.origin_evidence_id,
+            record.origin_claim_id,
+        ),
+    )
+
+
+def _upsert_evidence(conn: Conn, record: m.EvidenceRecord) -> None:
+    e, loc = record.evidence, record.locator
+    conn.execute(
+        "INSERT INTO zkr.evidence(tenant_id, person_id, id, source_id, source_revision, quote,"
+        " recorded_at, deleted_at, device_id, provider, stream_id, segment_id, start_ms, end_ms)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET source_id = excluded.source_id,"
+        " source_revision = excluded.source_revision, quote = excluded.quote,"
+        " recorded_at = excluded.recorded_at, deleted_at = excluded.deleted_at,"
+        " device_id = excluded.device_id, provider = excluded.provider,"
+        " stream_id = excluded.stream_id, segment_id = excluded.segment_id,"
+        " start_ms = excluded.start_ms, end_ms = excluded.end_ms",
+        (
+            e.tenant_id,
+            e.person_id,
+            e.id,
+            e.source_id,
+            e.source_revision,
+            e.quote,
+            e.recorded_at,
+            record.deleted_at,
+            *(
+                (None,) * 6
+                if loc is None
+                else (
+                    loc.device_id,
+                    loc.provider,
+                    loc.stream_id,
+                    loc.segment_id,
+                    loc.start_ms,
+                    loc.end_ms,
+                )
+            ),
+        ),
+    )
+
+
+def _upsert_claim(conn: Conn, c: m.ClaimRecord, lanes: list[str]) -> None:
+    conn.execute(
+        "INSERT INTO zkr.claims(tenant_id, person_id, id, subject, predicate, value, kind,"
+        " valid_from, valid_until, recorded_from, recorded_until, status)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET subject = excluded.subject,"
+        " predicate = excluded.predicate, value = excluded.value, kind = excluded.kind,"
+        " valid_from = excluded.valid_from, valid_until = excluded.valid_until,"
+        " recorded_from = excluded.recorded_from, recorded_until = excluded.recorded_until,"
+        " status = excluded.status",
+        (
+            c.tenant_id,
+            c.person_id,
+            c.id,
+            c.subject,
+            c.predicate,
+            c.value,
+            c.kind.value,
+            c.valid_time.from_,
+            c.valid_time.until,
+            c.recorded_time.from_,
+            c.recorded_time.until,
+            c.status.value,
+        ),
+    )
+    if c.status is m.ClaimStatus.retracted:
+        # As upstream's delete does: a retracted claim keeps no vectors.
+        _drop_vectors(conn, lanes, c.tenant_id, c.person_id, "claim", c.id)
+
+
+def _upsert_link(conn: Conn, r: m.ClaimEvidenceRecord) -> None:
+    conn.execute(
+        "INSERT INTO zkr.claim_evidence(tenant_id, person_id, claim_id, evidence_id, relation,"
+        " confidence_basis_points) VALUES (%s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, claim_id, evidence_id) DO UPDATE SET"
+        " relation = excluded.relation,"
+        " confidence_basis_points = excluded.confidence_basis_points",
+        (
+            r.tenant_id,
+            r.person_id,
+            r.claim_id,
+            r.evidence_id,
+            r.relation.value,
+            r.confidence_basis_points,
+        ),
+    )
+
+
+def _upsert_correction(conn: Conn, r: m.CorrectionRecord) -> None:
+    conn.execute(
+        "INSERT INTO zkr.corrections(tenant_id, person_id, superseded_claim_id, claim_id,"
+        " source_id, evidence_id, valid_at, recorded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, superseded_claim_id, claim_id) DO UPDATE SET"
+        " source_id = excluded.source_id, evidence_id = excluded.evidence_id,"
+        " valid_at = excluded.valid_at, recorded_at = excluded.recorded_at",
+        (
+            r.tenant_id,
+            r.person_id,
+            r.superseded_claim_id,
+            r.claim_id,
+            r.source_id,
+            r.evidence_id,
+            r.valid_at,
+            r.recorded_at,
+        ),
+    )
+
+
+def _upsert_profile(conn: Conn, r: m.ProfileRecord) -> None:
+    conn.execute(
+        "INSERT INTO zkr.profile_entries(tenant_id, person_id, id, key, value, stability,"
+        " claim_id, recorded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET key = excluded.key,"
+        " value = excluded.value, stability = excluded.stability, claim_id = excluded.claim_id,"
+        " recorded_at = excluded.recorded_at",
+        (
+            r.tenant_id,
+            r.person_id,
+            r.id,
+            r.key,
+            r.value,
+            r.stability.value,
+            r.claim_id,
+            r.recorded_at,
+        ),
+    )
+
+
+def _upsert_review(conn: Conn, r: m.DailyReviewRecord) -> None:
+    conn.execute(
+        "INSERT INTO zkr.daily_reviews(tenant_id, person_id, id, day, summary, evidence_ids,"
+        " recorded_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET day = excluded.day,"
+        " summary = excluded.summary, evidence_ids = excluded.evidence_ids,"
+        " recorded_at = excluded.recorded_at",
+        (
+            r.tenant_id,
+            r.person_id,
+            r.id,
+            r.day,
+            r.summary,
+            json.dumps(r.evidence_ids),
+            r.recorded_at,
+        ),
+    )
+
+
+def _remove(conn: Conn, r: m.DeletionRecord, lanes: list[str]) -> None:
+    scope = (r.tenant_id, r.person_id)
+    kind, target_id = r.target.kind, r.target.id
+    conn.execute(
+        "INSERT INTO zkr.deletions(tenant_id, person_id, target_kind, target_id, deleted_at)"
+        " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant_id, person_id, target_kind, target_id)"
+        " DO UPDATE SET deleted_at = excluded.deleted_at",
+        (*scope, kind.value, target_id, r.deleted_at),
+    )
+    if kind is m.MemoryKind.profile_entry:
+        conn.execute(
+            "DELETE FROM zkr.profile_entries WHERE tenant_id = %s AND person_id = %s AND id = %s",
+            (*scope, target_id),
+        )
+    elif kind is m.MemoryKind.daily_review:
+        conn.execute(
+            "DELETE FROM zkr.daily_reviews WHERE tenant_id = %s AND person_id = %s AND id = %s",
+            (*scope, target_id),
+        )
+    elif kind in (m.MemoryKind.source, m.MemoryKind.evidence):
+        _drop_vectors(conn, lanes, *scope, kind.value, target_id)
+
+
+def _drop_vectors(
+    conn: Conn, lanes: list[str], tenant_id: str, person_id: str, kind: str, target_id: str
+) -> None:
+    for table in lanes:
+        conn.execute(
+            sql.SQL(
+                "DELETE FROM {} WHERE tenant_id = %s AND person_id = %s AND target_kind = %s"
+                " AND target_id = %s"
+            ).format(sql.Identifier(SCHEMA, table)),
+            (tenant_id, person_id, kind, target_id),
+        )

@@ -1,0 +1,411 @@
+"""``search`` and ``get`` answered from PostgreSQL, with zkr's request and response models.
+
+Every read runs in one transaction as :data:`~zkr_postgres.schema.SERVING_ROLE` with the scope set
+by ``set_config(…, true)`` (local to the transaction): row-level security then hides every other
+scope's rows, whatever the statement says. The statements filter on the scope as well (that is what
+makes them use the ``(tenant_id, person_id, …)`` keys).
+
+Ranking (the *recall* ranking, documented in ``docs/zkr-postgres.md``):
+
+- **lexical**: the query's English-stemmed lexemes (stop words dropped) OR-ed into one
+  ``tsquery``, matched against live captures (``sources.tsv``) and current claims' own statements
+  (``claims.tsv``: subject, predicate with ``_`` read as a space, value), ranked by ``ts_rank_cd``
+  (normalised by document length, flag 1). A capture whose evidence supports a current claim is
+  replaced by that claim; a capture whose evidence supports only non-current claims yields
+  nothing (zkr's rule), a capture that supports nothing is returned itself;
+- **dense** (with a ``query_embedding`` and no ``as_of``): pgvector's distance operator of the
+  lane's distance over the scope's vectors (exact: per-person scopes are small), mapped to
+  targets the same way;
+- **fusion**: weighted reciprocal-rank fusion, ``Σ w_list / (60 + rank)`` with rank counted from
+  1, lexical weight 1 and dense weight :data:`DENSE_WEIGHT`; relevance in basis points of the best;
+  ties by target (source < evidence < claim, then id).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from zkr import models as m
+from zkr.errors import InvalidRequest, NotFound
+from zkr_postgres._db import Conn
+from zkr_postgres.schema import SCHEMA, SERVING_ROLE
+
+__all__ = ["DENSE_WEIGHT", "RRF_K", "get", "scoped", "search"]
+
+#: Reciprocal-rank constant (rank counted from 1).
+RRF_K = 60
+#: Weight of the dense list against the lexical list's 1 (weak embedders must not outvote BM25).
+DENSE_WEIGHT = 0.2
+#: A claim matched by its own statement counts this much of its ``ts_rank_cd``.
+CLAIM_WEIGHT = 1.0
+#: Each list brings this many candidates per requested item.
+CANDIDATES_PER_ITEM = 4
+#: Excerpts are cut to this many UTF-8 bytes (whole code points), as zkr does.
+MAX_EXCERPT_BYTES = 4096
+NO_MATCH_GAP = "no cited memory matched"
+FULL_RELEVANCE = 10_000
+
+_BLANK = (
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+Target = tuple[str, str]
+
+
+def _require(text: str, name: str) -> None:
+    if not text.strip(_BLANK):
+        raise InvalidRequest(f"{name} must not be empty")
+
+
+def _require_scope(tenant_id: str, person_id: str) -> None:
+    _require(tenant_id, "tenant_id")
+    _require(person_id, "person_id")
+
+
+@contextmanager
+def scoped(conn: Conn, tenant_id: str, person_id: str) -> Iterator[Conn]:
+    """One read transaction as the serving role, with the scope set for it alone."""
+    # Pipeline mode: BEGIN, the settings and the first query travel together.
+    with conn.pipeline(), conn.transaction():
+        # set_config('role', …, true) is SET LOCAL ROLE; all three end with the transaction.
+        conn.execute(
+            "SELECT set_config('role', %s, true), set_config('zkr.tenant_id', %s, true),"
+            " set_config('zkr.person_id', %s, true)",
+            (SERVING_ROLE, tenant_id, person_id),
+        )
+        yield conn
+
+
+# ----------------------------------------------------------------------------------------------
+# The SQL: visibility rules (current or as_of), hits, and hits mapped to targets
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """SQL predicates of zkr's visibility rules, for now or for an ``as_of`` (V, R)."""
+
+    as_of: m.AsOf | None
+
+    def claim(self, c: str) -> str:
+        if self.as_of is None:
+            return (
+                f"{c}.status = 'accepted' AND {c}.valid_until IS NULL"
+                f" AND {c}.recorded_until IS NULL"
+            )
+        return (
+            f"{c}.status IN ('accepted', 'superseded') AND {c}.valid_from <= %(v)s"
+            f" AND ({c}.valid_until IS NULL OR %(v)s < {c}.valid_until)"
+            f" AND {c}.recorded_from <= %(r)s"
+            f" AND ({c}.recorded_until IS NULL OR %(r)s < {c}.recorded_until)"
+        )
+
+    def evidence(self, e: str) -> str:
+        extra = "" if self.as_of is None else f" AND {e}.recorded_at <= %(r)s"
+        return f"{e}.deleted_at IS NULL{extra}"
+
+    def source(self, s: str) -> str:
+        extra = (
+            ""
+            if self.as_of is None
+            else f" AND {s}.captured_at <= %(v)s AND {s}.recorded_at <= %(r)s"
+        )
+        return f"{s}.deleted_at IS NULL{extra}"
+
+    def params(self) -> dict[str, Any]:
+        if self.as_of is None:
+            return {}
+        return {"v": self.as_of.valid_at, "r": self.as_of.recorded_at}
+
+
+def _scope(alias: str) -> str:
+    return f"{alias}.tenant_id = %(t)s AND {alias}.person_id = %(p)s"
+
+
+def _citable(rules: _Rules, claim_id: str) -> str:
+    """EXISTS: the claim has a supporting evidence that may be cited (live, on a live source)."""
+    return (
+        "EXISTS (SELECT 1 FROM zkr.claim_evidence l2"
+        f" JOIN zkr.evidence e2 ON {_scope('e2')} AND e2.id = l2.evidence_id"
+        f" AND {rules.evidence('e2')}"
+        f" JOIN zkr.sources s2 ON {_scope('s2')} AND s2.id = e2.source_id AND {rules.source('s2')}"
+        f" WHERE {_scope('l2')} AND l2.claim_id = {claim_id} AND l2.relation = 'supports')"
+    )
+
+
+def _mapped(rules: _Rules, hits: str) -> str:
+    """Targets of a ``hits(kind, id, score)`` relation of source and claim hits, best score each.
+
+    A source hit becomes the current claims its live evidence supports; without any, the source
+    itself if it has live evidence and none of it supports a claim (in ``as_of`` mode: a claim
+    visible then). A claim hit stays itself when it is visible and citable.
+    """
+    fallback_claim = (
+        "TRUE"
+        if rules.as_of is None
+        else (
+            "EXISTS (SELECT 1 FROM zkr.claims c4 WHERE "
+            f"{_scope('c4')} AND c4.id = l3.claim_id AND {rules.claim('c4')})"
+        )
+    )
+    return f"""
+SELECT kind, id, max(score) AS score FROM (
+  SELECT 'claim' AS kind, c.id AS id, h.score AS score FROM {hits} h
+    JOIN zkr.sources s ON {_scope("s")} AND s.id = h.id AND {rules.source("s")}
+    JOIN zkr.evidence e ON {_scope("e")} AND e.source_id = h.id AND {rules.evidence("e")}
+    JOIN zkr.claim_evidence l ON {_scope("l")} AND l.evidence_id = e.id
+      AND l.relation = 'supports'
+    JOIN zkr.claims c ON {_scope("c")} AND c.id = l.claim_id AND {rules.claim("c")}
+    WHERE h.kind = 'source'
+  UNION ALL
+  SELECT 'source', h.id, h.score FROM {hits} h
+    JOIN zkr.sources s ON {_scope("s")} AND s.id = h.id AND {rules.source("s")}
+    WHERE h.kind = 'source'
+    AND EXISTS (SELECT 1 FROM zkr.evidence e WHERE {_scope("e")} AND e.source_id = h.id
+                AND {rules.evidence("e")})
+    AND NOT EXISTS (SELECT 1 FROM zkr.evidence e3
+                JOIN zkr.claim_evidence l3 ON {_scope("l3")} AND l3.evidence_id = e3.id
+                  AND l3.relation = 'supports' AND {fallback_claim}
+                WHERE {_scope("e3")} AND e3.source_id = h.id AND {rules.evidence("e3")})
+  UNION ALL
+  SELECT 'claim', h.id, h.score FROM {hits} h
+    JOIN zkr.claims c ON {_scope("c")} AND c.id = h.id AND {rules.claim("c")}
+    WHERE h.kind = 'claim' AND {_citable(rules, "c.id")}
+) mapped GROUP BY kind, id
+"""
+
+
+# Lexemes of the query (English stemming, stop words dropped) OR-ed into one tsquery. Each lexeme
+# is quoted for tsquery's input syntax, so no character of the query can act as an operator.
+_TSQUERY = (
+    "(SELECT coalesce(string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''')"
+    " || '''', ' | '), '')::tsquery"
+    " FROM unnest(tsvector_to_array(to_tsvector('english', %(q)s))) AS lexeme)"
+)
+
+
+def lexical_sql(rules: _Rules) -> str:
+    """Ranked lexical targets: ``(kind, id, score)``, best first."""
+    return f"""
+WITH q AS (SELECT {_TSQUERY} AS query),
+hits AS (
+  (SELECT 'source'::text AS kind, s.id, ts_rank_cd(s.tsv, q.query, 1) AS score
+     FROM zkr.sources s, q
+     WHERE {_scope("s")} AND {rules.source("s")} AND s.tsv @@ q.query
+     ORDER BY score DESC, s.id LIMIT %(cand)s)
+  UNION ALL
+  (SELECT 'claim'::text, c.id, ts_rank_cd(c.tsv, q.query, 1) * %(cw)s
+     FROM zkr.claims c, q
+     WHERE {_scope("c")} AND {rules.claim("c")} AND c.tsv @@ q.query
+     ORDER BY 3 DESC, c.id LIMIT %(cand)s)
+)
+SELECT kind, id, score FROM ({_mapped(rules, "hits")}) t
+ORDER BY score DESC, kind DESC, id LIMIT %(cand)s
+"""
+
+
+_DISTANCE_OPERATORS = {"cosine": "<=>", "dot": "<#>", "euclidean": "<->"}
+
+
+def dense_sql(table: str, distance: str) -> sql.Composed:
+    """Ranked dense targets of one lane: ``(kind, id, score)``, best (highest score) first."""
+    operator = _DISTANCE_OPERATORS[distance]
+    rules = _Rules(None)
+    return sql.SQL(
+        "WITH hits AS (SELECT v.target_kind AS kind, v.target_id AS id,"
+        " -(v.embedding {op} %(vec)s::vector) AS score FROM {table} v"
+        " WHERE v.tenant_id = %(t)s AND v.person_id = %(p)s"
+        " ORDER BY v.embedding {op} %(vec)s::vector LIMIT %(cand)s)"
+        " SELECT kind, id, score FROM ({mapped}) t ORDER BY score DESC, kind DESC, id"
+    ).format(
+        op=sql.SQL(operator),
+        table=sql.Identifier(SCHEMA, table),
+        mapped=sql.SQL(_mapped(rules, "hits")),
+    )
+
+
+def _claim_items_sql(rules: _Rules) -> str:
+    return f"""
+SELECT c.id, c.subject || ' ' || c.predicate || ' ' || c.value,
+  (SELECT min(e.id) FROM zkr.claim_evidence l
+     JOIN zkr.evidence e ON {_scope("e")} AND e.id = l.evidence_id AND {rules.evidence("e")}
+     JOIN zkr.sources s ON {_scope("s")} AND s.id = e.source_id AND {rules.source("s")}
+     WHERE {_scope("l")} AND l.claim_id = c.id AND l.relation = 'supports')
+FROM zkr.claims c WHERE {_scope("c")} AND c.id = ANY(%(ids)s) AND {rules.claim("c")}
+"""
+
+
+_SOURCE_ITEMS_SQL = f"""
+SELECT s.id, s.content,
+  (SELECT min(e.id) FROM zkr.evidence e
+     WHERE {_scope("e")} AND e.source_id = s.id AND e.deleted_at IS NULL)
+FROM zkr.sources s WHERE {_scope("s")} AND s.id = ANY(%(ids)s) AND s.deleted_at IS NULL
+"""
+
+_EVIDENCE_ITEMS_SQL = f"""
+SELECT e.id, e.quote, e.id FROM zkr.evidence e
+  JOIN zkr.sources s ON {_scope("s")} AND s.id = e.source_id AND s.deleted_at IS NULL
+WHERE {_scope("e")} AND e.id = ANY(%(ids)s) AND e.deleted_at IS NULL
+"""
+
+
+def _excerpt(text: str) -> str:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= MAX_EXCERPT_BYTES:
+        return text
+    return encoded[:MAX_EXCERPT_BYTES].decode("utf-8", errors="ignore")
+
+
+def _items(
+    conn: Conn,
+    ranked: Sequence[tuple[Target, int]],
+    scope: dict[str, Any],
+    rules: _Rules,
+) -> list[m.RetrievalItem]:
+    """Cited items of ranked targets (one statement per kind); unciteable targets are dropped."""
+    wanted: dict[str, list[str]] = {}
+    for (kind, target_id), _ in ranked:
+        wanted.setdefault(kind, []).append(target_id)
+    statements = {
+        "claim": _claim_items_sql(rules),
+        "source": _SOURCE_ITEMS_SQL,
+        "evidence": _EVIDENCE_ITEMS_SQL,
+    }
+    found: dict[Target, tuple[str, str]] = {}
+    for kind, ids in wanted.items():
+        params = {**scope, **rules.params(), "ids": ids}
+        for target_id, text, evidence_id in conn.execute(statements[kind], params).fetchall():
+            if evidence_id is not None:
+                found[(kind, target_id)] = (text, evidence_id)
+    items = []
+    for target, relevance in ranked:
+        row = found.get(target)
+        if row is None:
+            continue
+        items.append(
+            m.RetrievalItem(
+                memory=m.MemoryRef(kind=m.MemoryKind(target[0]), id=target[1]),
+                excerpt=_excerpt(row[0]),
+                relevance_basis_points=relevance,
+                evidence_ids=[row[1]],
+            )
+        )
+    return items
+
+
+# ----------------------------------------------------------------------------------------------
+# Fusion
+# ----------------------------------------------------------------------------------------------
+
+_KIND_ORDER = {"source": 0, "evidence": 1, "claim": 2}
+
+
+def fuse(lists: Sequence[tuple[float, Sequence[Target]]], limit: int) -> list[tuple[Target, int]]:
+    """Weighted reciprocal-rank fusion of ranked lists ``(weight, targets)``; the best *limit*
+    targets with their relevance in basis points of the best score."""
+    scores: dict[Target, float] = {}
+    for weight, targets in lists:
+        for rank, target in enumerate(targets, start=1):
+            scores[target] = scores.get(target, 0.0) + weight / (RRF_K + rank)
+    if not scores:
+        return []
+    best = max(scores.values())
+    ranked = sorted(
+        ((target, int(score * FULL_RELEVANCE / best)) for target, score in scores.items()),
+        key=lambda pair: (-pair[1], _KIND_ORDER[pair[0][0]], pair[0][1]),
+    )
+    return ranked[:limit]
+
+
+# ----------------------------------------------------------------------------------------------
+# Operations
+# ----------------------------------------------------------------------------------------------
+
+
+def _query_vector(
+    conn: Conn, embedding: m.QueryEmbedding, query: str
+) -> tuple[str, str, list[float]] | None:
+    """The lane table, its distance and the query vector; None when no lane has that name.
+
+    Without a ``vector`` the installed embedder of that model and version embeds *query*.
+    """
+    _require(embedding.model, "query embedding model")
+    _require(embedding.version, "query embedding version")
+    vector = embedding.vector
+    if vector is None:
+        from zkr.plugins import get_embedder
+
+        vector = [float(v) for v in get_embedder(embedding.model, embedding.version).embed(query)]
+    if not vector or not all(math.isfinite(v) for v in vector):
+        raise InvalidRequest("query embedding vector must contain finite values")
+    lane = conn.execute(
+        "SELECT table_name, distance, dimension FROM zkr.lanes WHERE model = %s AND version = %s",
+        (embedding.model, embedding.version),
+    ).fetchone()
+    if lane is None:
+        return None
+    table, distance, dimension = lane
+    if len(vector) != dimension:
+        raise InvalidRequest(
+            f"query embedding dimension {len(vector)} does not match stored dimension {dimension}"
+        )
+    return str(table), str(distance), vector
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(v)) for v in vector) + "]"
+
+
+def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
+    """A cited, scoped, bounded pack from the replica (recall ranking).
+
+    :raises InvalidRequest: blank scope or query; a refused query embedding.
+    """
+    _require_scope(request.tenant_id, request.person_id)
+    _require(request.query, "query")
+    limit = m.bounded_limit(request.limit)
+    candidates = CANDIDATES_PER_ITEM * limit
+    rules = _Rules(request.as_of)
+    scope = {"t": request.tenant_id, "p": request.person_id}
+    with scoped(conn, request.tenant_id, request.person_id):
+        rows = conn.execute(
+            lexical_sql(rules),
+            {**scope, **rules.params(), "q": request.query, "cand": candidates, "cw": CLAIM_WEIGHT},
+        ).fetchall()
+        lists: list[tuple[float, Sequence[Target]]] = [(1.0, [(k, i) for k, i, _ in rows])]
+        # With as_of the embedding is ignored (vectors describe now), as in zkr.
+        if request.query_embedding is not None and request.as_of is None:
+            lane = _query_vector(conn, request.query_embedding, request.query)
+            if lane is not None:
+                table, distance, vector = lane
+                dense = conn.execute(
+                    dense_sql(table, distance),
+                    {**scope, "vec": _vector_literal(vector), "cand": candidates},
+                ).fetchall()
+                lists.append((DENSE_WEIGHT, [(k, i) for k, i, _ in dense]))
+        items = _items(conn, fuse(lists, limit), scope, rules)
+    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
+
+
+def get(conn: Conn, request: m.GetRequest) -> m.RetrievalItem:
+    """One live source, evidence or current claim as a cited item.
+
+    :raises InvalidRequest: blank scope.
+    :raises NotFound: the target is not live in this scope (``record not found``).
+    """
+    _require_scope(request.tenant_id, request.person_id)
+    target: Target = (request.target.kind.value, request.target.id)
+    scope = {"t": request.tenant_id, "p": request.person_id}
+    with scoped(conn, request.tenant_id, request.person_id):
+        items = _items(conn, [(target, FULL_RELEVANCE)], scope, _Rules(None))
+    if not items:
+        raise NotFound()
+    return items[0]

@@ -1,0 +1,142 @@
+"""``sync``: every scope of zkr databases, read through the export feed, applied to PostgreSQL.
+
+Per (upstream, scope) the loop is zkr's own ``zkr.replicate.sync``: read the durable position,
+export pages from it with the first page's ``high_water_mark`` frozen, apply each page in one
+transaction (:func:`zkr_postgres.apply.apply_page`), stop at the mark. A scope whose cursor is
+already at the feed's head is skipped without an export. Killing the process at any point loses
+nothing: the next run resumes from the position PostgreSQL holds.
+
+Only zkr's public API reads the SQLite side (``MemoryDb.export``, ``zkr.feed_scopes.feed_heads``).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from zkr import models as m
+from zkr.db import MemoryDb
+from zkr.feed.scopes import feed_heads
+from zkr_postgres._db import Conn
+from zkr_postgres.apply import EXPORT_FORMAT, apply_page, position
+
+__all__ = ["SyncStats", "Upstream", "follow", "sync_database", "sync_scope", "upstream_of"]
+
+#: Events per exported page (the feed's maximum).
+PAGE_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One source database and the name its cursors are kept under in PostgreSQL."""
+
+    name: str
+    path: Path
+
+
+def upstream_of(argument: str) -> Upstream:
+    """``NAME=PATH`` or ``PATH``; a bare path is named ``host:/absolute/path`` so that the same
+    path on two machines is two upstreams."""
+    name, sep, path = argument.partition("=")
+    if sep and name and "/" not in name:
+        return Upstream(name, Path(path))
+    resolved = Path(argument).expanduser().resolve()
+    return Upstream(f"{socket.gethostname()}:{resolved}", resolved)
+
+
+@dataclass
+class SyncStats:
+    """What one run did."""
+
+    scopes: int = 0
+    pages: int = 0
+    commits: int = 0
+    events: int = 0
+
+    def add(self, other: SyncStats) -> None:
+        self.scopes += other.scopes
+        self.pages += other.pages
+        self.commits += other.commits
+        self.events += other.events
+
+
+def sync_scope(
+    conn: Conn,
+    db: MemoryDb,
+    upstream: str,
+    tenant_id: str,
+    person_id: str,
+    *,
+    limit: int = PAGE_LIMIT,
+) -> SyncStats:
+    """Replicate one scope of *db* up to its current head, page by page."""
+    scope = (tenant_id, person_id, upstream)
+    stats = SyncStats(scopes=1)
+    after = position(conn, scope).cursor()
+    mark: int | None = None
+    while True:
+        page = db.export(
+            m.ExportRequest(
+                export_format=EXPORT_FORMAT,
+                tenant_id=tenant_id,
+                person_id=person_id,
+                after_commit=after[0],
+                after_event_index=after[1],
+                high_water_mark=mark,
+                limit=limit,
+            )
+        )
+        mark = page.high_water_mark
+        _, applied = apply_page(conn, scope, after, page)
+        stats.pages += 1
+        stats.commits += applied
+        stats.events += sum(len(c.records) for c in page.commits)
+        after = (page.next_after_commit, page.next_after_event_index)
+        if page.complete:
+            return stats
+
+
+def _applied(conn: Conn, upstream: str) -> dict[tuple[str, str], int]:
+    rows = conn.execute(
+        "SELECT tenant_id, person_id, applied_commit FROM zkr.cursors WHERE upstream = %s",
+        (upstream,),
+    ).fetchall()
+    return {(str(t), str(p)): int(a) for t, p, a in rows}
+
+
+def sync_database(conn: Conn, db: MemoryDb, upstream: str, *, limit: int = PAGE_LIMIT) -> SyncStats:
+    """Every scope of *db* whose feed goes beyond what PostgreSQL holds."""
+    stats = SyncStats()
+    applied = _applied(conn, upstream)
+    for head in feed_heads(db):
+        if applied.get((head.tenant_id, head.person_id), 0) >= head.last_commit:
+            continue
+        stats.add(sync_scope(conn, db, upstream, head.tenant_id, head.person_id, limit=limit))
+    return stats
+
+
+def follow(
+    conn: Conn,
+    databases: Iterable[tuple[Upstream, MemoryDb]],
+    *,
+    interval: float = 1.0,
+    keep_going: Callable[[], bool] = lambda: True,
+    report: Callable[[SyncStats], None] | None = None,
+) -> SyncStats:
+    """Sync every database again and again (sleeping *interval* seconds after a pass that found
+    nothing new) while *keep_going* says so."""
+    total = SyncStats()
+    pairs = list(databases)
+    while keep_going():
+        found = SyncStats()
+        for upstream, db in pairs:
+            found.add(sync_database(conn, db, upstream.name))
+        total.add(found)
+        if report is not None and found.pages:
+            report(found)
+        if not found.pages:
+            time.sleep(interval)
+    return total
