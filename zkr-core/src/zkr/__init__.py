@@ -9,92 +9,93 @@ names with a leading underscore are private.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from zkr.db import MemoryDb
-from zkr.errors import (
-    ConflictError,
-    DuplicatePluginIdError,
-    EmbeddingError,
-    ExportError,
-    IntegrityError,
-    InvalidRequest,
-    LimitExceeded,
-    MigrationError,
-    NotFound,
-    RequestParseError,
-    SchemaVersionError,
-    UnknownPluginError,
-    ZkrError,
-)
-from zkr.models import (
-    ApplyRequest,
-    ApplyResult,
-    AsOf,
-    ClaimEvidenceRecord,
-    ClaimInput,
-    ClaimKind,
-    ClaimRecord,
-    ClaimStatus,
-    CorrectionRecord,
-    CorrectRequest,
-    CorrectResult,
-    DailyReviewRecord,
-    DeleteRequest,
-    DeleteResult,
-    DeletionRecord,
-    EmbeddingInput,
-    EmbedRequest,
-    EmbedResult,
-    EvidenceBody,
-    EvidenceRecord,
-    EvidenceRelation,
-    ExportCommit,
-    ExportPage,
-    ExportRequest,
-    GetRequest,
-    LinkRequest,
-    LocatorInput,
-    LocatorRequest,
-    MemoryKind,
-    MemoryRef,
-    OkResult,
-    ProfileEntry,
-    ProfileRecord,
-    ProfileRequest,
-    ProfilesRequest,
-    ProfileStability,
-    ProjectionInput,
-    ProjectionIssue,
-    ProjectionsRequest,
-    ProjectionState,
-    QueryEmbedding,
-    RebuildRequest,
-    RebuildResult,
-    RememberRequest,
-    RememberResult,
-    RetrievalItem,
-    RetrievalPack,
-    ReviewItem,
-    ReviewRequest,
-    ReviewResult,
-    ReviewsRequest,
-    ScopedRequest,
-    SearchRequest,
-    SourceBody,
-    SourceKind,
-    SourceRecord,
-    TargetKind,
-    TargetRef,
-    TimeRange,
-    VectorDistance,
-    VectorNormalization,
-)
-from zkr.store.schema import SCHEMA_VERSION
 from zkr.version import __version__
 
 if TYPE_CHECKING:
+    from zkr.db import MemoryDb
+    from zkr.errors import (
+        ConflictError,
+        DuplicatePluginIdError,
+        EmbeddingError,
+        ExportError,
+        IntegrityError,
+        InvalidRequest,
+        LimitExceeded,
+        MigrationError,
+        NotFound,
+        RequestParseError,
+        SchemaVersionError,
+        UnknownPluginError,
+        ZkrError,
+    )
+    from zkr.models import (
+        ApplyRequest,
+        ApplyResult,
+        AsOf,
+        ClaimEvidenceRecord,
+        ClaimInput,
+        ClaimKind,
+        ClaimRecord,
+        ClaimStatus,
+        CorrectionRecord,
+        CorrectRequest,
+        CorrectResult,
+        DailyReviewRecord,
+        DeleteRequest,
+        DeleteResult,
+        DeletionRecord,
+        EmbeddingInput,
+        EmbedRequest,
+        EmbedResult,
+        EvidenceBody,
+        EvidenceRecord,
+        EvidenceRelation,
+        ExportCommit,
+        ExportPage,
+        ExportRequest,
+        GetRequest,
+        LinkRequest,
+        LocatorInput,
+        LocatorRequest,
+        MemoryKind,
+        MemoryRef,
+        OkResult,
+        ProfileEntry,
+        ProfileRecord,
+        ProfileRequest,
+        ProfilesRequest,
+        ProfileStability,
+        ProjectionInput,
+        ProjectionIssue,
+        ProjectionsRequest,
+        ProjectionState,
+        QueryEmbedding,
+        RebuildRequest,
+        RebuildResult,
+        RememberRequest,
+        RememberResult,
+        RetrievalItem,
+        RetrievalPack,
+        ReviewItem,
+        ReviewRequest,
+        ReviewResult,
+        ReviewsRequest,
+        ScopedRequest,
+        SearchRequest,
+        SourceBody,
+        SourceKind,
+        SourceRecord,
+        TargetKind,
+        TargetRef,
+        TimeRange,
+        VectorDistance,
+        VectorNormalization,
+    )
     from zkr.plugins.hookspecs import hookimpl
+    from zkr.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -178,10 +179,21 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # ``hookimpl`` lives with the plugin system, which a plain search never loads (start-up time).
-    if name == "hookimpl":
-        from zkr.plugins.hookspecs import hookimpl
+#: Where the names of ``__all__`` live. They are imported on first use (PEP 562), so that
+#: ``import zkr.version`` — which ``zkr --version`` and ``zkr --help`` need — loads no pydantic.
+_HOMES = ("zkr.db", "zkr.errors", "zkr.models", "zkr.store.schema", "zkr.plugins.hookspecs")
 
-        return hookimpl
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for home in _HOMES:
+            module = importlib.import_module(home)
+            if hasattr(module, name):
+                value = getattr(module, name)
+                globals()[name] = value  # later lookups skip this function
+                return value
     raise AttributeError(f"module 'zkr' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
