@@ -194,6 +194,16 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_compare(session: nox.Session) -> None:
+    """The benchmarks of a baseline commit and of this checkout in one run, compared figure by
+    figure (no figure may be worse than 1.2x). Not part of CI. Usage:
+    ``nox -s bench_compare -- --baseline REV``."""
+    _sync(session, "--all-packages")
+    session.run("uv", "sync", "-q", "--frozen", "--all-packages", external=True)  # ./.venv
+    session.run("python", "benchmarks/compare.py", *session.posargs)
+
+
+@nox.session
 def locomo(session: nox.Session) -> None:
     """LoCoMo evidence retrieval (lexical vs hybrid MiniLM); writes locomo-report.json. Not in CI.
 

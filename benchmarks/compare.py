@@ -1,0 +1,120 @@
+"""Run the benchmarks of two commits in one run and compare every figure (issue 12: no figure may be
+worse than 1.2x its value before a change).
+
+Usage (from the repository root; ``nox -s bench_compare`` does this)::
+
+    python benchmarks/compare.py --baseline REV [--sizes 1000,10000] [--sections lexical,...]
+        [--rounds 2] [--out bench-compare.json]
+
+The baseline is checked out in a temporary git worktree with its own locked environment
+(``uv sync --frozen``); both checkouts run *their own* ``benchmarks/run.py`` on the same cached
+corpora, alternating baseline and current for ``--rounds`` rounds so that a load change on the
+machine hits both sides alike. For each figure the best round of each side is kept, and the ratio
+is current over baseline for times (``*_ms``) and baseline over current for rates
+(``per_second``): above 1 means the change made it worse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT = 1.2
+
+
+def figures(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, float, bool]]:
+    """``(path, value, lower_is_better)`` for every time and rate in a report."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from figures(value, (*path, str(key)))
+    elif isinstance(node, int | float) and not isinstance(node, bool) and path:
+        leaf = path[-1]
+        if leaf.endswith("_ms") and "floor" not in leaf:
+            yield "/".join(path), float(node), True
+        elif leaf == "per_second":
+            yield "/".join(path), float(node), False
+
+
+def best(reports: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
+    """The best value of each figure over several rounds of one side."""
+    kept: dict[str, tuple[float, bool]] = {}
+    for report in reports:
+        for path, value, lower in figures(report.get("sections", {})):
+            if path not in kept:
+                kept[path] = (value, lower)
+            else:
+                old = kept[path][0]
+                kept[path] = (min(old, value) if lower else max(old, value), lower)
+    return kept
+
+
+def compare(baseline: dict[str, tuple[float, bool]], current: dict[str, tuple[float, bool]]) -> Any:
+    rows = []
+    for path, (new, lower) in sorted(current.items()):
+        if path not in baseline or baseline[path][0] <= 0 or new <= 0:
+            continue
+        old = baseline[path][0]
+        ratio = new / old if lower else old / new
+        rows.append({"figure": path, "baseline": old, "current": new, "ratio": round(ratio, 3)})
+    worst = max(rows, key=lambda row: row["ratio"], default=None)
+    return {"limit": LIMIT, "worst": worst, "figures": rows, "ok": bool(rows) and worst is not None
+            and worst["ratio"] <= LIMIT}  # fmt: skip
+
+
+def bench(checkout: Path, python: Path, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    command = [str(python), str(checkout / "benchmarks" / "run.py"), "--out", str(out),
+               "--cache-dir", str(ROOT / ".bench"), "--sections", args.sections]  # fmt: skip
+    if args.sizes:
+        command += ["--sizes", args.sizes]
+    subprocess.run(command, cwd=checkout, check=True)
+    report: dict[str, Any] = json.loads(out.read_text())
+    return report
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", required=True, help="the commit to compare against")
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--sections", default="cold_cli,lexical,hybrid,projections,embed,remember")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", default="bench-compare.json")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="zkr-baseline-") as tmp:
+        base = Path(tmp) / "baseline"
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(base), args.baseline],
+                       cwd=ROOT, check=True)  # fmt: skip
+        try:
+            subprocess.run(["uv", "sync", "-q", "--frozen", "--all-packages"], cwd=base, check=True)
+            sides: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
+            for round_ in range(args.rounds):
+                for name, checkout in (("baseline", base), ("current", ROOT)):
+                    python = checkout / ".venv" / "bin" / "python"
+                    out = Path(tmp) / f"{name}-{round_}.json"
+                    sides[name].append(bench(checkout, python, args, out))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT,
+                           check=False)  # fmt: skip
+    result = {
+        "baseline": args.baseline,
+        "current": subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip(),
+        **compare(best(sides["baseline"]), best(sides["current"])),
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    worst = result["worst"]
+    print(
+        f"worst figure: {worst['figure']} {worst['ratio']}x (limit {LIMIT}x)" if worst else "none"
+    )
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
