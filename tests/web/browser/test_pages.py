@@ -43,7 +43,7 @@ def test_search_open_a_claim_correct_it_and_look_back(
     page.click("button:has-text('Record the correction')")
     page.wait_for_selector("p.notice")
     assert page.locator("h1.statement").inner_text() == "Ana lives_in Porto"
-    assert "Ana moved to Porto in May." in page.locator("ul.evidence-list").inner_text()
+    assert "Ana moved to Porto in May." in page.locator("ul.evidence-list").first.inner_text()
 
     # Now the search shows the new belief...
     page.fill("form.search input[name=q]", "Ana Porto Lisbon")
