@@ -74,7 +74,13 @@ def source(tmp_path: Path) -> Path:
 def test_sync_then_serve_answers_json_lines(source: Path, pg: str) -> None:
     synced = _cli("sync", "--dsn", pg, "--db", f"laptop={source}")
     assert synced.returncode == 0, synced.stderr
-    assert json.loads(synced.stdout) == {"commits": 3, "events": 8, "pages": 2, "scopes": 2}
+    assert json.loads(synced.stdout) == {
+        "commits": 3,
+        "erasures": 0,
+        "events": 8,
+        "pages": 2,
+        "scopes": 2,
+    }
     again = _cli("sync", "--dsn", pg, "--db", f"laptop={source}")
     assert json.loads(again.stdout)["commits"] == 0  # nothing new: every scope is skipped
 

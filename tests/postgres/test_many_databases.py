@@ -128,11 +128,9 @@ def test_every_person_reads_the_same_live_records(sources: Sources, clean_replic
                 (db, p) for db, (_, ps) in zip(dbs, sources, strict=True) for p in ps
             ):
                 scope = {"tenant_id": person.tenant_id, "person_id": person.person_id}
-                for kind, ids in (
-                    ("source", person.sources),
-                    ("evidence", person.evidence),
-                    ("claim", person.claims),
-                ):
+                # Evidence items are the source's text under the evidence id: sources and
+                # claims are the two ways an item is materialised.
+                for kind, ids in (("source", person.sources), ("claim", person.claims)):
                     for target_id in ids:
                         expected = _get(db.get, scope, kind, target_id)
                         assert _get(replica.get, scope, kind, target_id) == expected, (
@@ -150,7 +148,7 @@ def test_every_person_reads_the_same_live_records(sources: Sources, clean_replic
             for db in dbs:
                 db.close()
     print(f"compared {compared_items} live items and {compared_hits} search hits")
-    assert compared_items > PERSONS * 3
+    assert compared_items > PERSONS * 2
     assert compared_hits > PERSONS * 3
 
 

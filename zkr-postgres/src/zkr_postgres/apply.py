@@ -48,6 +48,10 @@ _RECORD_MODELS: dict[str, type[BaseModel]] = {
     "profile": m.ProfileRecord,
     "daily_review": m.DailyReviewRecord,
 }
+# ``forget``'s erasure record (zkr's person's-view issue): known once zkr's models define it.
+_ERASURE_MODEL: type[BaseModel] | None = getattr(m, "ErasureRecord", None)
+if _ERASURE_MODEL is not None:
+    _RECORD_MODELS["erasure"] = _ERASURE_MODEL
 
 
 @dataclass
@@ -328,6 +332,10 @@ def _apply_records(
             _upsert_review(conn, body)
         elif isinstance(body, m.DeletionRecord):
             _remove(conn, body, lanes)
+    # An erasure applies after the other records of its commit (docs/replication.md).
+    for kind, body in records:
+        if kind == "erasure":
+            _erase(conn, body, lanes)
 
 
 def _upsert_source(conn: Conn, upstream: str, record: m.SourceRecord) -> None:
@@ -537,4 +545,100 @@ def _drop_vectors(
                 " AND target_id = %s"
             ).format(sql.Identifier(SCHEMA, table)),
             (tenant_id, person_id, kind, target_id),
+        )
+
+
+def _erase(conn: Conn, erasure: Any, lanes: list[str]) -> None:
+    """Blank exactly the text the erasure names (ids, times, kinds and statuses stay), drop the
+    vectors of it, remove the profile entries and reviews it names, remember the erased ids, and
+    blank the same text in staged events of the scope. The generated ``tsvector`` columns follow
+    the blanked text. ``sync`` vacuums afterwards so no dead row version keeps the old text."""
+    scope = (erasure.tenant_id, erasure.person_id)
+    at = erasure.erased_at
+    conn.execute(
+        "UPDATE zkr.sources SET content = '' WHERE tenant_id = %s AND person_id = %s AND id = %s",
+        (*scope, erasure.source_id),
+    )
+    conn.execute(
+        "UPDATE zkr.evidence SET quote = '', device_id = NULL, provider = NULL, stream_id = NULL,"
+        " segment_id = NULL, start_ms = NULL, end_ms = NULL"
+        " WHERE tenant_id = %s AND person_id = %s AND id = ANY(%s)",
+        (*scope, list(erasure.evidence_ids)),
+    )
+    conn.execute(
+        "UPDATE zkr.claims SET subject = '', predicate = '', value = ''"
+        " WHERE tenant_id = %s AND person_id = %s AND id = ANY(%s)",
+        (*scope, list(erasure.claim_ids)),
+    )
+    conn.execute(
+        "DELETE FROM zkr.profile_entries WHERE tenant_id = %s AND person_id = %s"
+        " AND (id = ANY(%s) OR claim_id = ANY(%s))",
+        (*scope, list(erasure.profile_entry_ids), list(erasure.claim_ids)),
+    )
+    conn.execute(
+        "DELETE FROM zkr.daily_reviews WHERE tenant_id = %s AND person_id = %s AND id = ANY(%s)",
+        (*scope, list(erasure.daily_review_ids)),
+    )
+    targets = [
+        ("source", [erasure.source_id]),
+        ("evidence", list(erasure.evidence_ids)),
+        ("claim", list(erasure.claim_ids)),
+        ("profile_entry", list(erasure.profile_entry_ids)),
+        ("daily_review", list(erasure.daily_review_ids)),
+    ]
+    for kind, ids in targets:
+        for target_id in ids:
+            conn.execute(
+                "INSERT INTO zkr.erasures(tenant_id, person_id, target_kind, target_id,"
+                " erased_at) VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (*scope, kind, target_id, at),
+            )
+            if kind in ("source", "evidence", "claim"):
+                _drop_vectors(conn, lanes, *scope, kind, target_id)
+    _blank_staged(conn, scope, erasure)
+
+
+def _blank_staged(conn: Conn, scope: tuple[str, str], erasure: Any) -> None:
+    """Staged events of the scope (any upstream) that copy erased text get it blanked."""
+    names = {
+        "source": {erasure.source_id},
+        "evidence": set(erasure.evidence_ids),
+        "claim": set(erasure.claim_ids),
+        "profile": set(erasure.profile_entry_ids),
+        "daily_review": set(erasure.daily_review_ids),
+    }
+    rows = conn.execute(
+        "SELECT upstream, commit_sequence, event_index, payload FROM zkr.staging"
+        " WHERE tenant_id = %s AND person_id = %s",
+        scope,
+    ).fetchall()
+    for upstream, sequence, index, payload in rows:
+        raw = json.loads(payload)
+        kind, record = raw.get("kind"), raw.get("record")
+        if kind not in names or not isinstance(record, dict):
+            continue
+        inner = record.get(kind) if kind in ("source", "evidence") else record
+        if not isinstance(inner, dict) or inner.get("id") not in names[kind]:
+            continue
+        if kind == "source":
+            inner["content"] = ""
+        elif kind == "evidence":
+            inner["quote"] = ""
+            record["locator"] = None
+        elif kind == "claim":
+            inner.update(subject="", predicate="", value="")
+        elif kind == "profile":
+            inner.update(key="", value="")
+        else:
+            inner["summary"] = ""
+        conn.execute(
+            "UPDATE zkr.staging SET payload = %s WHERE tenant_id = %s AND person_id = %s"
+            " AND upstream = %s AND commit_sequence = %s AND event_index = %s",
+            (
+                json.dumps(raw, ensure_ascii=False, separators=(",", ":")),
+                *scope,
+                upstream,
+                sequence,
+                index,
+            ),
         )

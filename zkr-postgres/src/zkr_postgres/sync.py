@@ -22,6 +22,7 @@ from zkr.db import MemoryDb
 from zkr.feed.scopes import feed_heads
 from zkr_postgres._db import Conn
 from zkr_postgres.apply import EXPORT_FORMAT, apply_page, position
+from zkr_postgres.schema import lane_tables
 
 __all__ = ["SyncStats", "Upstream", "follow", "sync_database", "sync_scope", "upstream_of"]
 
@@ -55,12 +56,14 @@ class SyncStats:
     pages: int = 0
     commits: int = 0
     events: int = 0
+    erasures: int = 0
 
     def add(self, other: SyncStats) -> None:
         self.scopes += other.scopes
         self.pages += other.pages
         self.commits += other.commits
         self.events += other.events
+        self.erasures += other.erasures
 
 
 def sync_scope(
@@ -94,6 +97,9 @@ def sync_scope(
         stats.pages += 1
         stats.commits += applied
         stats.events += sum(len(c.records) for c in page.commits)
+        stats.erasures += sum(
+            1 for c in page.commits for r in c.records if r.get("kind") == "erasure"
+        )
         after = (page.next_after_commit, page.next_after_event_index)
         if page.complete:
             return stats
@@ -115,7 +121,27 @@ def sync_database(conn: Conn, db: MemoryDb, upstream: str, *, limit: int = PAGE_
         if applied.get((head.tenant_id, head.person_id), 0) >= head.last_commit:
             continue
         stats.add(sync_scope(conn, db, upstream, head.tenant_id, head.person_id, limit=limit))
+    if stats.erasures:
+        vacuum_erased(conn)
     return stats
+
+
+def vacuum_erased(conn: Conn) -> None:
+    """VACUUM the tables an erasure rewrites, so that no dead row version (what an UPDATE leaves
+    behind until vacuumed) keeps erased text."""
+    tables = [*_ERASED_TABLES, *(f"zkr.{t}" for t in lane_tables(conn))]
+    for table in tables:
+        conn.execute(f"VACUUM {table}")
+
+
+_ERASED_TABLES = (
+    "zkr.sources",
+    "zkr.evidence",
+    "zkr.claims",
+    "zkr.profile_entries",
+    "zkr.daily_reviews",
+    "zkr.staging",
+)
 
 
 def follow(
