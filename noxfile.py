@@ -171,6 +171,15 @@ def bench_postgres(session: nox.Session) -> None:
 
 
 @nox.session
+def locomo_replica(session: nox.Session) -> None:
+    """LoCoMo (development conversations) from the zkr-postgres replica next to SQLite in the same
+    run; writes locomo-replica-report.json. Not in CI. The data is read at run time, never copied."""
+    _sync(session, "--all-packages", "--group", "postgres")
+    out = os.environ.get("ZKR_LOCOMO_OUT", "locomo-replica-report.json")
+    session.run("python", "benchmarks/locomo_replica.py", "--out", out, *session.posargs)
+
+
+@nox.session
 def bench_web(session: nox.Session) -> None:
     """zkr-web page latency at 100,000 memories over HTTP on 127.0.0.1. Not part of CI."""
     _sync(session, "--all-packages")
