@@ -173,7 +173,8 @@ def bench_postgres(session: nox.Session) -> None:
 @nox.session
 def locomo_replica(session: nox.Session) -> None:
     """LoCoMo (development conversations) from the zkr-postgres replica next to SQLite in the same
-    run; writes locomo-replica-report.json. Not in CI. The data is read at run time, never copied."""
+    run; writes locomo-replica-report.json. Not in CI. The data is read at run time, never
+    copied."""
     _sync(session, "--all-packages", "--group", "postgres")
     out = os.environ.get("ZKR_LOCOMO_OUT", "locomo-replica-report.json")
     session.run("python", "benchmarks/locomo_replica.py", "--out", out, *session.posargs)
