@@ -82,7 +82,7 @@ def test_providers_and_another_process_write_together(
         provider = providers[i]
         for n in range(EACH):
             result = json.loads(
-                provider.handle_tool_call("zkr_store", {"content": f"user-{i} fact {n}"})
+                provider.handle_tool_call("zkr_store", {"text": f"user-{i} fact {n}"})
             )
             if "error" in result:
                 errors.append(json.dumps(result))

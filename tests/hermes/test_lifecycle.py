@@ -101,7 +101,7 @@ def test_save_config_keeps_known_keys_privately(hermes_home: Path) -> None:
 def test_configured_database_is_used(make_provider: Make, hermes_home: Path) -> None:
     ZkrMemoryProvider().save_config({"db_path": "$HERMES_HOME/data/mem.db"}, str(hermes_home))
     provider = make_provider()
-    provider.handle_tool_call("zkr_store", {"content": "stored in the configured file"})
+    provider.handle_tool_call("zkr_store", {"text": "stored in the configured file"})
     assert rows(hermes_home / "data" / "mem.db", "SELECT count(*) FROM sources") == [(1,)]
 
 
@@ -125,9 +125,7 @@ def test_backup_paths_before_initialize(
 
 def test_prefetch_cites_evidence(make_provider: Make) -> None:
     provider = make_provider()
-    stored = json.loads(
-        provider.handle_tool_call("zkr_store", {"content": "Ana likes\nrooibos tea"})
-    )
+    stored = json.loads(provider.handle_tool_call("zkr_store", {"text": "Ana likes\nrooibos tea"}))
     block = provider.prefetch("rooibos")
     assert block.splitlines() == [
         "[zkr cited memory]",
@@ -204,7 +202,7 @@ def test_the_warm_recall_answers_when_the_next_turns_search_is_slow(
     next message>). A slow fresh search costs the turn FAST_WAIT_SECONDS, not prefetch_timeout."""
     provider = make_provider()
     stored = json.loads(
-        provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello every Sunday"})
+        provider.handle_tool_call("zkr_store", {"text": "Ana plays the cello every Sunday"})
     )
     end_turn(provider, "Does Ana play the cello?", "Yes, she does.")
     searches.slow.add("When are her lessons?")
@@ -221,8 +219,8 @@ def test_a_fast_fresh_search_comes_first_and_the_warm_recall_adds_to_it(
     make_provider: Make, searches: SlowSearches
 ) -> None:
     provider = make_provider()
-    provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"})
-    provider.handle_tool_call("zkr_store", {"content": "Lessons are on Sunday mornings"})
+    provider.handle_tool_call("zkr_store", {"text": "Ana plays the cello"})
+    provider.handle_tool_call("zkr_store", {"text": "Lessons are on Sunday mornings"})
     end_turn(provider, "Does Ana play the cello?", "Yes.")
     lines = provider.prefetch("When are lessons?").splitlines()
     assert [line.split(" [evidence")[0] for line in lines] == [
@@ -242,20 +240,28 @@ def test_a_write_since_the_warm_recall_makes_it_unused(
     claim = json.loads(
         provider.handle_tool_call(
             "zkr_store",
-            {"content": "Ana lives in Lisbon", "subject": "Ana", "predicate": "home"},
+            {
+                "text": "Ana lives in Lisbon",
+                "claim": {
+                    "subject": "Ana",
+                    "predicate": "home",
+                    "value": "Ana lives in Lisbon",
+                    "kind": "fact",
+                },
+            },
         )
     )
     end_turn(provider, "Where does Ana live? Lisbon?", "In Lisbon.")
     corrected = provider.handle_tool_call(
         "zkr_correct",
-        {"claim_id": claim["claim_id"], "content": "Ana moved to Porto", "value": "Porto"},
+        {"claim_id": claim["claim_id"], "text": "Ana moved to Porto", "value": "Porto"},
     )
     assert "error" not in json.loads(corrected)
     searches.slow.add("And her sister?")
     assert provider.prefetch("And her sister?") == ""  # not the superseded "Lisbon"
     searches.release.set()
     end_turn(provider, "Where does Ana live? Lisbon?", "Porto now.")
-    provider.handle_tool_call("zkr_store", {"content": "unrelated later note"})
+    provider.handle_tool_call("zkr_store", {"text": "unrelated later note"})
     assert "Lisbon" not in provider.prefetch("sister")
 
 
@@ -282,7 +288,7 @@ def test_prefetch_waits_for_a_queued_search_that_starts_after_its_check(
     """Hermes runs queue_prefetch on its own worker: the previous turn's queued search can start
     between prefetch's check for a running search and the start of the fresh one."""
     provider = make_provider()
-    stored = json.loads(provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"}))
+    stored = json.loads(provider.handle_tool_call("zkr_store", {"text": "Ana plays the cello"}))
     searches.slow.add("Does Ana play the cello?")
     provider.queue_prefetch("Does Ana play the cello?")  # hangs until released
     slot = provider._searches
@@ -310,7 +316,7 @@ def test_the_warm_recall_belongs_to_its_session_and_expires(
 ) -> None:
     ZkrMemoryProvider().save_config({"prefetch_timeout": "0.3"}, str(hermes_home))
     provider = make_provider()
-    provider.handle_tool_call("zkr_store", {"content": "Ana plays the cello"})
+    provider.handle_tool_call("zkr_store", {"text": "Ana plays the cello"})
     searches.slow.update({"Does Ana play the cello?", "next question"})
     provider.sync_turn("Does Ana play the cello?", "Yes.")
     provider.queue_prefetch("Does Ana play the cello?")
@@ -396,7 +402,7 @@ def test_shutdown_is_idempotent_and_initialize_can_run_again(make_provider: Make
     provider.shutdown()
     provider.initialize("session-3", **CLI_KWARGS, hermes_home=str(load_config().hermes_home))
     assert "source_id" in json.loads(
-        provider.handle_tool_call("zkr_store", {"content": "after restart"})
+        provider.handle_tool_call("zkr_store", {"text": "after restart"})
     )
     provider.shutdown()
 

@@ -413,5 +413,5 @@ def test_non_primary_context_does_not_write(make_provider: Make, db_path: Path) 
     assert rows(db_path, "SELECT count(*) FROM sources") == [(0,)]
     # Explicit tool calls still work.
     assert "source_id" in json.loads(
-        provider.handle_tool_call("zkr_store", {"content": "explicit"})
+        provider.handle_tool_call("zkr_store", {"text": "explicit"})
     )

@@ -11,10 +11,12 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.hermes.conftest import rows
-from zkr_hermes import provider as provider_module
+from zkr.db import MemoryDb
+from zkr.tools import tool_specs
 from zkr_hermes.provider import ZkrMemoryProvider
 
-TOOLS = {"zkr_search", "zkr_store", "zkr_correct", "zkr_delete", "zkr_reflect", "zkr_suggest"}
+#: zkr's table tools (the same on every host) and Hermes' own zkr_suggest.
+TOOLS = {spec.name for spec in tool_specs()} | {"zkr_suggest"}
 
 Make = Callable[..., ZkrMemoryProvider]
 
@@ -42,13 +44,17 @@ def test_schemas_are_static_and_valid_before_initialize() -> None:
 
 #: For each tool, arguments a model may send and arguments its schema must refuse.
 VALID_AND_INVALID: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "zkr_search": ({"query": "tea", "limit": 3}, {"query": "tea", "limit": 0}),
-    "zkr_store": ({"content": "x", "claim_kind": "fact"}, {"content": "x", "claim_kind": "?"}),
-    "zkr_correct": ({"claim_id": "c", "content": "x", "value": "v"}, {"claim_id": "c"}),
+    "zkr_search": ({"query": "tea", "limit": 3}, {"query": "tea", "limit": 51}),
+    "zkr_store": (
+        {"text": "x", "claim": {"subject": "s", "predicate": "p", "value": "v", "kind": "fact"}},
+        {"text": "x", "kind": "?"},
+    ),
+    "zkr_get": ({"target": {"kind": "claim", "id": "c"}}, {"target": {"kind": "x", "id": "c"}}),
+    "zkr_correct": ({"claim_id": "c", "text": "x", "value": "v"}, {"claim_id": "c"}),
     "zkr_delete": ({"source_id": "s", "deleted_at": 5}, {"source_id": "s", "extra": 1}),
     "zkr_reflect": (
         {"day": "2026-05-01", "summary": "s", "evidence_ids": ["e"]},
-        {"day": "2026-05-01", "summary": "s", "evidence_ids": []},
+        {"day": "2026-05-01", "summary": "s", "evidence_ids": "e"},
     ),
     "zkr_suggest": ({"turns": 2}, {"turns": 11}),
 }
@@ -69,7 +75,9 @@ def test_bitemporal_fields_are_explicit() -> None:
     by_name = {
         s["name"]: s["parameters"]["properties"] for s in ZkrMemoryProvider().get_tool_schemas()
     }
-    assert {"captured_at", "valid_from", "recorded_at"} <= set(by_name["zkr_store"])
+    assert {"captured_at", "recorded_at"} <= set(by_name["zkr_store"])
+    claim = by_name["zkr_store"]["claim"]["anyOf"][0]["properties"]
+    assert "valid_from" in claim
     assert "valid_at" not in by_name["zkr_store"]
     assert {"valid_at", "recorded_at"} <= set(by_name["zkr_correct"])
     assert "occurred_at" not in by_name["zkr_correct"]
@@ -82,12 +90,15 @@ def test_store_keeps_captured_valid_and_recorded_times_apart(
     stored = call(
         provider,
         "zkr_store",
-        content="Sam moved to Berlin",
-        subject="Sam",
-        predicate="city",
-        value="Berlin",
+        text="Sam moved to Berlin",
+        claim={
+            "subject": "Sam",
+            "predicate": "city",
+            "value": "Berlin",
+            "kind": "fact",
+            "valid_from": 50,
+        },
         captured_at=100,
-        valid_from=50,
         recorded_at=200,
     )
     assert rows(
@@ -103,22 +114,31 @@ def test_store_keeps_captured_valid_and_recorded_times_apart(
 
 def test_store_claim_defaults_and_raw_capture(make_provider: Make, db_path: Path) -> None:
     provider = make_provider()
-    raw = call(provider, "zkr_store", content="Met Ana at the cafe", captured_at=10, recorded_at=20)
+    raw = call(provider, "zkr_store", text="Met Ana at the cafe", captured_at=10, recorded_at=20)
     assert raw["claim_id"] is None
     typed = call(
         provider,
         "zkr_store",
-        content="Likes tea",
-        claim_kind="preference",
+        text="Likes tea",
+        claim={"subject": "user", "predicate": "likes", "value": "tea", "kind": "preference"},
         captured_at=30,
         recorded_at=40,
     )
-    assert rows(
+    # claim.valid_from left out: the host's "now" (not captured_at), like every other "now" field
+    [(subject, predicate, value, kind, valid_from, recorded_from)] = rows(
         db_path,
         "SELECT subject, predicate, value, kind, valid_from, recorded_from FROM claims "
         "WHERE id = ?",
         (typed["claim_id"],),
-    ) == [("user", "remembers", "Likes tea", "preference", 30, 40)]
+    )
+    assert (subject, predicate, value, kind, recorded_from) == (
+        "user",
+        "likes",
+        "tea",
+        "preference",
+        40,
+    )
+    assert valid_from > 1_700_000_000
     kinds = rows(db_path, "SELECT kind FROM sources ORDER BY captured_at")
     assert kinds == [('"conversation"',), ('"conversation"',)]
 
@@ -129,10 +149,8 @@ def test_round_trip_store_search_correct_reflect_delete(make_provider: Make) -> 
     stored = call(
         provider,
         "zkr_store",
-        content="Sam works at Acme",
-        subject="Sam",
-        predicate="employer",
-        value="Acme",
+        text="Sam works at Acme",
+        claim={"subject": "Sam", "predicate": "employer", "value": "Acme", "kind": "fact"},
     )
     found = call(provider, "zkr_search", query="Acme")
     assert found["items"][0]["memory"] == {"kind": "claim", "id": stored["claim_id"]}
@@ -140,7 +158,7 @@ def test_round_trip_store_search_correct_reflect_delete(make_provider: Make) -> 
         provider,
         "zkr_correct",
         claim_id=stored["claim_id"],
-        content="Sam now works at Beta",
+        text="Sam now works at Beta",
         value="Beta",
     )
     assert corrected["superseded_claim_id"] == stored["claim_id"]
@@ -159,7 +177,10 @@ def test_round_trip_store_search_correct_reflect_delete(make_provider: Make) -> 
 
 def test_scope_cannot_be_overridden_by_tool_arguments(make_provider: Make, db_path: Path) -> None:
     provider = make_provider(user_id="alice")
-    call(provider, "zkr_store", content="secret plan", tenant_id="evil", person_id="bob")
+    assert call(provider, "zkr_store", text="secret plan", tenant_id="evil", person_id="bob") == {
+        "error": "unknown field `tenant_id`"
+    }
+    call(provider, "zkr_store", text="secret plan")
     assert rows(db_path, "SELECT tenant_id, person_id FROM sources") == [("hermes", "alice")]
     other = make_provider(user_id="bob")
     assert call(other, "zkr_search", query="secret plan")["items"] == []
@@ -170,9 +191,14 @@ def test_search_limit_and_as_of(make_provider: Make) -> None:
     call(
         provider,
         "zkr_store",
-        content="Sam works at Acme",
-        predicate="employer",
-        value="Acme",
+        text="Sam works at Acme",
+        claim={
+            "subject": "Sam",
+            "predicate": "employer",
+            "value": "Acme",
+            "kind": "fact",
+            "valid_from": 10,
+        },
         captured_at=10,
         recorded_at=10,
     )
@@ -181,8 +207,8 @@ def test_search_limit_and_as_of(make_provider: Make) -> None:
         call(provider, "zkr_search", query="Acme", as_of={"valid_at": 5, "recorded_at": 5})["items"]
         == []
     )
-    assert call(provider, "zkr_search", query="Acme", limit=0) == {
-        "error": "limit must be between 1 and 50"
+    assert call(provider, "zkr_search", query="Acme", limit=51) == {
+        "error": "invalid value for `limit`: must be at most 50"
     }
     assert "error" in call(provider, "zkr_search", query="Acme", as_of={"valid_at": 5})
 
@@ -190,15 +216,24 @@ def test_search_limit_and_as_of(make_provider: Make) -> None:
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
-        ("zkr_store", {}, "content is required"),
-        ("zkr_store", {"content": 5}, "content must be a string"),
-        ("zkr_store", {"content": "x", "captured_at": "soon"}, "captured_at must be an integer"),
-        ("zkr_store", {"content": "x", "captured_at": True}, "captured_at must be an integer"),
-        ("zkr_correct", {"claim_id": "c", "value": "v"}, "content is required"),
+        ("zkr_store", {}, "missing field `text`"),
+        ("zkr_store", {"text": 5}, "invalid value for `text`: Input should be a valid string"),
+        (
+            "zkr_store",
+            {"text": "x", "captured_at": "100"},
+            "invalid value for `captured_at`: Input should be a valid integer",
+        ),
+        (
+            "zkr_store",
+            {"text": "x", "captured_at": True},
+            "invalid value for `captured_at`: Input should be a valid integer",
+        ),
+        ("zkr_store", {"content": "x"}, "unknown field `content`"),
+        ("zkr_correct", {"claim_id": "c", "value": "v"}, "missing field `text`"),
         (
             "zkr_reflect",
             {"day": "d", "summary": "s", "evidence_ids": "e"},
-            "evidence_ids must be an array of strings",
+            "invalid value for `evidence_ids`: Input should be a valid list",
         ),
         ("zkr_suggest", {"turns": 99}, "turns must be between 1 and 10"),
     ],
@@ -215,13 +250,12 @@ def test_zkr_errors_carry_the_contract_message(make_provider: Make) -> None:
         "error": "zkr operation failed",
         "detail": "record not found",
     }
-    assert call(provider, "zkr_store", content="   ") == {
+    assert call(provider, "zkr_store", text="   ") == {
         "error": "zkr operation failed",
         "detail": "text must not be empty",
     }
-    assert (
-        call(provider, "zkr_store", content="x", source_kind="dream")["error"]
-        == "zkr operation failed"
+    assert call(provider, "zkr_store", text="x", kind="dream")["error"].startswith(
+        "unknown variant `dream`"
     )
 
 
@@ -231,7 +265,7 @@ def test_internal_errors_are_redacted(make_provider: Make, monkeypatch: pytest.M
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("/secret/path/zkr.db: disk I/O error")
 
-    monkeypatch.setattr(provider_module.operations, "run", boom)
+    monkeypatch.setattr(MemoryDb, "run", boom)
     raw = provider.handle_tool_call("zkr_search", {"query": "anything"})
     assert json.loads(raw) == {"error": "zkr operation failed"}
     assert "secret" not in raw
@@ -253,34 +287,24 @@ def test_unknown_tool_bad_args_and_uninitialized_provider_return_json(make_provi
     }
 
 
-def test_numbers_sent_as_strings_or_integral_floats_are_accepted(
-    make_provider: Make, db_path: Path
-) -> None:
-    provider = make_provider()
-    stored = call(provider, "zkr_store", content="x", captured_at="100", recorded_at=200.0)
-    assert rows(
-        db_path, "SELECT captured_at, recorded_at FROM sources WHERE id = ?", (stored["source_id"],)
-    ) == [(100, 200)]
-
-
 def test_a_tool_call_retries_once_when_the_database_stays_locked(
     make_provider: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sqlite3
 
     provider = make_provider()
-    real_run = provider_module.operations.run
+    real_run = MemoryDb.run
     failures = [sqlite3.OperationalError("database is locked")]
 
-    def locked_once(db: Any, name: str, payload: Any) -> Any:
+    def locked_once(db: MemoryDb, name: Any, payload: Any) -> Any:
         if failures:
             raise failures.pop()
         return real_run(db, name, payload)
 
-    monkeypatch.setattr(provider_module.operations, "run", locked_once)
-    assert "source_id" in call(provider, "zkr_store", content="stored on the second try")
+    monkeypatch.setattr(MemoryDb, "run", locked_once)
+    assert "source_id" in call(provider, "zkr_store", text="stored on the second try")
     failures.extend([sqlite3.OperationalError("database is locked")] * 2)
-    assert call(provider, "zkr_store", content="never stored") == {
+    assert call(provider, "zkr_store", text="never stored") == {
         "error": "zkr operation failed",
         "detail": "memory database is busy, try again",
     }

@@ -15,12 +15,10 @@ from typing import Any
 
 __all__ = ["FakeLlm"]
 
+#: zkr_store's arguments: the remember request of zkr's operation table, without the scope.
 STORE_ARGS = {
-    "content": "User likes green tea",
-    "subject": "user",
-    "predicate": "likes",
-    "value": "green tea",
-    "claim_kind": "preference",
+    "text": "User likes green tea",
+    "claim": {"subject": "user", "predicate": "likes", "value": "green tea", "kind": "preference"},
 }
 
 

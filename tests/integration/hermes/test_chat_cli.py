@@ -63,7 +63,7 @@ def test_hermes_chat_stores_recalls_and_persists_turns(hermes_home: Path) -> Non
             db,
             "SELECT s.content, c.subject, c.predicate, c.value, c.kind FROM sources s "
             "JOIN claims c ON c.id = s.origin_claim_id",
-        ) == [(STORE_ARGS["content"], "user", "likes", "green tea", "preference")]
+        ) == [(STORE_ARGS["text"], "user", "likes", "green tea", "preference")]
         # The completed turn was persisted (write-behind queue, flushed at exit), in CLI scope.
         assert rows(
             db,

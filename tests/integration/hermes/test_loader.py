@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 
 from tests.integration.hermes.conftest import make_home, needs_hermes, rows, run_script
+from zkr.tools import tool_specs
 
 pytestmark = needs_hermes
 
-TOOLS = ["zkr_correct", "zkr_delete", "zkr_reflect", "zkr_search", "zkr_store", "zkr_suggest"]
+TOOLS = sorted({spec.name for spec in tool_specs()} | {"zkr_suggest"})
 
 
 @pytest.fixture(scope="module")

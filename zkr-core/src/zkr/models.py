@@ -23,11 +23,14 @@ __all__ = [
     "ApplyRequest",
     "ApplyResult",
     "AsOf",
+    "Capture",
+    "CapturesRequest",
     "ClaimEvidenceRecord",
     "ClaimInput",
     "ClaimKind",
     "ClaimRecord",
     "ClaimStatus",
+    "ClaimsRequest",
     "CorrectRequest",
     "CorrectResult",
     "CorrectionRecord",
@@ -47,6 +50,7 @@ __all__ = [
     "GetRequest",
     "Limit",
     "LinkRequest",
+    "LiveClaim",
     "LocatorInput",
     "LocatorRequest",
     "MemoryKind",
@@ -74,6 +78,8 @@ __all__ = [
     "ReviewsRequest",
     "ScopedRequest",
     "SearchRequest",
+    "SequenceRequest",
+    "SequenceResult",
     "SourceBody",
     "SourceKind",
     "SourceRecord",
@@ -360,10 +366,10 @@ class CorrectRequest(ScopedRequest):
     text: Text = Field(description="The correction as the person said it; stored as evidence.")
     value: Text = Field(description="The new value of the claim.")
     valid_at: Timestamp = Field(
-        description=_at("When the new value became true (after the old claim's valid start)")
+        description=_at("When the new value became true; after the old claim's valid start")
     )
     recorded_at: Timestamp = Field(
-        description=_at("When the correction is recorded (after the old claim was recorded)")
+        description=_at("When the correction is recorded; after the old claim was recorded")
     )
 
 
@@ -382,9 +388,7 @@ class DeleteRequest(ScopedRequest):
     """Tombstone a source; what loses its last support is retracted."""
 
     source_id: Text = Field(description="The source to delete.")
-    deleted_at: Timestamp = Field(
-        description=_at("When it is deleted (not before it was recorded)")
-    )
+    deleted_at: Timestamp = Field(description=_at("When it is deleted; not before it was recorded"))
 
 
 class ProfileRequest(ScopedRequest):
@@ -398,7 +402,7 @@ class ProfileRequest(ScopedRequest):
     stability: ProfileStability = Field(description="How lasting the entry is.")
     claim_id: Text = Field(description="The live profile_fact claim backing the entry.")
     recorded_at: Timestamp = Field(
-        description=_at("When the entry is recorded (not before its claim was recorded)")
+        description=_at("When the entry is recorded; not before its claim was recorded")
     )
 
 
@@ -796,3 +800,69 @@ class ApplyResult(_Record):
     applied_commit: int = Field(description="The newest upstream commit applied so far.")
     next_after_commit: int = Field(description="Export from here next: after_commit.")
     next_after_event_index: int = Field(description="Export from here next: after_event_index.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Host look-ups (addition): what a host needs to know about a scope without touching the schema
+# ----------------------------------------------------------------------------------------------
+
+
+class SequenceRequest(ScopedRequest):
+    """Read the scope's newest commit sequence."""
+
+
+class SequenceResult(_Record):
+    """The scope's newest commit: every write to the scope appends one, so an unchanged number
+    means nothing in the scope changed."""
+
+    sequence: int = Field(description="The newest commit sequence of the scope (0: none yet).")
+
+
+class ClaimsRequest(ScopedRequest):
+    """Find live claims by subject, predicate and a fragment of their value."""
+
+    subject: Text | None = Field(
+        default=None, description="Only claims about this subject (exactly)."
+    )
+    predicate: Text | None = Field(
+        default=None, description="Only claims with this predicate (exactly)."
+    )
+    contains: Text | None = Field(
+        default=None, description="Only claims whose value contains this text (case-sensitive)."
+    )
+    limit: Limit = Field(default=10, description=_LIMIT)
+
+
+class LiveClaim(_Record):
+    """A live claim and the live sources whose evidence supports it."""
+
+    id: str = Field(description="The claim's id.")
+    subject: str = Field(description="Who or what it is about.")
+    predicate: str = Field(description="The property or relation.")
+    value: str = Field(description="The asserted value.")
+    kind: ClaimKind = Field(description="What kind of assertion.")
+    valid_from: int = Field(description=_at("When it became true"))
+    recorded_from: int = Field(description=_at("When it was recorded"))
+    source_ids: list[str] = Field(
+        description="The live sources whose evidence supports it (deleting them all retracts it)."
+    )
+
+
+class CapturesRequest(ScopedRequest):
+    """List live captures (sources), newest recorded first."""
+
+    key_prefix: Text | None = Field(
+        default=None, description="Only captures whose ingestion key starts with this text."
+    )
+    limit: Limit = Field(default=10, description=_LIMIT)
+
+
+class Capture(_Record):
+    """A live capture: the source and the evidence that quotes it."""
+
+    source_id: str = Field(description="The source's id.")
+    evidence_id: str = Field(description="The evidence quoting it (cite this).")
+    kind: SourceKind = Field(description="Where the capture came from.")
+    text: str = Field(description="The captured text.")
+    captured_at: int = Field(description=_at("When it was observed"))
+    recorded_at: int = Field(description=_at("When it was recorded"))

@@ -26,7 +26,7 @@ from zkr.errors import LimitExceeded, RequestParseError
 from zkr.feed.apply import apply
 from zkr.feed.export import export
 from zkr.jsonio import parse_request
-from zkr.retrieval import get, search
+from zkr.retrieval import get, lookups, search
 from zkr.store.database import Database
 from zkr.writes.capture import locator, remember
 from zkr.writes.correction import correct
@@ -68,13 +68,17 @@ class ToolProjection:
     * ``now_fields`` (dotted paths into the request) are optional for the model and filled with
       the host's "now" (seconds since the epoch) when it leaves them out;
     * ``defaults`` are optional for the model and filled with these values when left out;
-    * ``limits`` cap integer arguments lower than the request model does (models ask for a lot).
+    * ``limits`` cap integer arguments lower than the request model does (models ask for a lot);
+    * ``now_floor(db, payload)``, when given, returns for some ``now_fields`` the earliest value
+      that still lands after what is stored (a correction "now" in the same second as the claim it
+      corrects must still advance its intervals); the host's "now" is raised to it.
     """
 
     name: str
     now_fields: tuple[str, ...] = ()
     defaults: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     limits: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    now_floor: Callable[[Database, dict[str, Any]], Mapping[str, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,11 @@ _TABLE = (
         "Correct a stored claim: the old value is kept as history and a new value supersedes "
         "it, cited by the correction text. Use this instead of storing a contradicting fact.",
         "write",
-        tool=ToolProjection("zkr_correct", now_fields=("valid_at", "recorded_at")),
+        tool=ToolProjection(
+            "zkr_correct",
+            now_fields=("valid_at", "recorded_at"),
+            now_floor=lookups.correction_now_floor,
+        ),
     ),
     Operation(
         "link",
@@ -183,7 +191,9 @@ _TABLE = (
         "was believed is kept.",
         "destructive",
         idempotent=True,
-        tool=ToolProjection("zkr_delete", now_fields=("deleted_at",)),
+        tool=ToolProjection(
+            "zkr_delete", now_fields=("deleted_at",), now_floor=lookups.deletion_now_floor
+        ),
     ),
     Operation(
         "profile",
@@ -273,6 +283,39 @@ _TABLE = (
         "embed stale or missing work with a plugin",
         "Embed the missing or stale memories of a lane with an installed embedder plugin.",
         "write",
+        idempotent=True,
+    ),
+    Operation(
+        "sequence",
+        lookups.sequence,
+        m.SequenceRequest,
+        m.SequenceResult,
+        "read the scope's newest commit sequence",
+        "Read the scope's newest commit sequence: every write appends one, so an unchanged "
+        "number means a result read earlier is still current.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "claims",
+        lookups.claims,
+        m.ClaimsRequest,
+        list[m.LiveClaim],
+        "find live claims by subject, predicate, value",
+        "Find live claims by subject, predicate and a fragment of their value, newest first, "
+        "each with the live sources supporting it.",
+        "read",
+        idempotent=True,
+    ),
+    Operation(
+        "captures",
+        lookups.captures,
+        m.CapturesRequest,
+        list[m.Capture],
+        "list the newest live captures",
+        "List the newest live captures (optionally only those whose ingestion key starts with a "
+        "prefix), each with the evidence id to cite.",
+        "read",
         idempotent=True,
     ),
 )

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from zkr.errors import RequestParseError
 from zkr.operations import OPERATIONS, Effect, Operation, validate
+from zkr.store.database import Database
 
 __all__ = ["SCOPE_FIELDS", "ToolSpec", "tool_request", "tool_schema", "tool_specs"]
 
@@ -144,8 +145,12 @@ def tool_request(
     tenant_id: str,
     person_id: str,
     now: int,
+    db: Database | None = None,
 ) -> BaseModel:
     """The request a model's *arguments* make for *operation*, in the host's scope.
+
+    With *db*, a "now" the host fills is raised where the projection's ``now_floor`` says the
+    stored records need a later time (see :class:`~zkr.operations.ToolProjection`).
 
     :raises RequestParseError: the arguments are not an object, name the scope, exceed the tool's
         limits or do not fit the request model (the contract's messages).
@@ -156,15 +161,22 @@ def tool_request(
         raise RequestParseError(
             f"invalid type: expected a JSON object for `{operation.name}` request"
         )
-    for scope_field in SCOPE_FIELDS:
-        if scope_field in arguments:
-            raise RequestParseError(f"unknown field `{scope_field}`")
+    # The schema allows no other arguments (additionalProperties: false): a model that names the
+    # scope, or a field the tool does not have, is told so instead of being silently ignored.
+    fields = operation.request.model_fields
+    known = {info.alias or name for name, info in fields.items()} - set(SCOPE_FIELDS)
+    for name in arguments:
+        if name not in known:
+            raise RequestParseError(f"unknown field `{name}`")
     payload = copy.deepcopy(arguments)
     for name, default in operation.tool.defaults.items():
         _fill(payload, name.split("."), copy.deepcopy(default))
-    for dotted in operation.tool.now_fields:
-        _fill(payload, dotted.split("."), now)
     payload["tenant_id"], payload["person_id"] = tenant_id, person_id
+    floors: Mapping[str, int] = {}
+    if db is not None and operation.tool.now_floor is not None:
+        floors = operation.tool.now_floor(db, payload)
+    for dotted in operation.tool.now_fields:
+        _fill(payload, dotted.split("."), max(now, floors.get(dotted, now)))
     request = validate(operation, payload)
     for name, maximum in operation.tool.limits.items():
         value = getattr(request, name, None)

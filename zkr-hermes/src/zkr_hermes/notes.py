@@ -14,14 +14,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from zkr import operations
 from zkr.db import MemoryDb
-from zkr_hermes import lookups
 from zkr_hermes.config import Scope
 
 __all__ = ["mirror_note"]
 
 log = logging.getLogger("zkr_hermes")
+
+NOTE_KEY_PREFIX = "hermes-memory:"
+NOTE_PREDICATE = "noted"
 
 
 def _subject(target: str) -> str:
@@ -37,10 +38,10 @@ def _note_request(scope: Scope, target: str, content: str, now: int) -> dict[str
         "text": content,
         "captured_at": now,
         "recorded_at": now,
-        "ingestion_key": f"{lookups.NOTE_KEY_PREFIX}{uuid.uuid4()}",
+        "ingestion_key": f"{NOTE_KEY_PREFIX}{uuid.uuid4()}",
         "claim": {
             "subject": _subject(target),
-            "predicate": lookups.NOTE_PREDICATE,
+            "predicate": NOTE_PREDICATE,
             "value": content,
             "kind": "fact",
             "valid_from": now,
@@ -68,40 +69,47 @@ def mirror_note(
         return
     if action not in ("replace", "remove"):
         return
-    claim_id = lookups.live_note_claim(db, scope, subject, old_text) if old_text else None
+    claim = _live_note_claim(db, scope, subject, old_text) if old_text else None
     if action == "replace":
         if not content:
             return
-        if claim_id is None:
+        if claim is None:
             enqueue(_note_request(scope, str(target), content, now))
             return
-        valid_at, recorded_at = lookups.correction_times(db, scope, claim_id, now)
-        operations.run(
-            db,
-            "correct",
-            {
-                "tenant_id": scope.tenant_id,
-                "person_id": scope.person_id,
-                "claim_id": claim_id,
-                "text": content,
-                "value": content,
-                "valid_at": valid_at,
-                "recorded_at": recorded_at,
-            },
+        _run_tool(
+            db, scope, "correct", {"claim_id": claim.id, "text": content, "value": content}, now
         )
         return
-    if claim_id is None:
+    if claim is None:
         log.debug("zkr: removed note not found in zkr")
         return
-    for source_id in lookups.supporting_sources(db, scope, claim_id):
-        deleted_at = lookups.deletion_time(db, scope, source_id, now)
-        operations.run(
-            db,
-            "delete",
-            {
-                "tenant_id": scope.tenant_id,
-                "person_id": scope.person_id,
-                "source_id": source_id,
-                "deleted_at": deleted_at,
-            },
-        )
+    for source_id in claim.source_ids:
+        _run_tool(db, scope, "delete", {"source_id": source_id}, now)
+
+
+def _live_note_claim(db: MemoryDb, scope: Scope, subject: str, fragment: str) -> Any:
+    """The newest live note claim about *subject* whose value contains *fragment*, or None."""
+    found = db.run(
+        "claims",
+        {
+            "tenant_id": scope.tenant_id,
+            "person_id": scope.person_id,
+            "subject": subject,
+            "predicate": NOTE_PREDICATE,
+            "contains": fragment,
+            "limit": 1,
+        },
+    )
+    return found[0] if found else None
+
+
+def _run_tool(db: MemoryDb, scope: Scope, name: str, args: dict[str, Any], now: int) -> None:
+    """Run *name* as its tool would: "now" lands after the claim or source it touches."""
+    from zkr.operations import OPERATIONS
+    from zkr.tools import tool_request
+
+    operation = OPERATIONS[name]
+    request = tool_request(
+        operation, args, tenant_id=scope.tenant_id, person_id=scope.person_id, now=now, db=db
+    )
+    db.run(operation, request)

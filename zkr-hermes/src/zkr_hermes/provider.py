@@ -22,9 +22,9 @@ from typing import Any
 
 from zkr import operations
 from zkr.db import MemoryDb, open_db
-from zkr.errors import ZkrError
+from zkr.errors import RequestParseError, ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
-from zkr_hermes import lookups, recall, tools
+from zkr_hermes import recall, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
     DEFAULT_PREFETCH_LIMIT,
@@ -261,7 +261,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         if db is None or scope is None or config is None:
             return
         try:
-            search.publish_sequence(lookups.scope_sequence(db, scope))
+            search.publish_sequence(db.run("sequence", _scoped(scope)).sequence)
             pack = operations.run(
                 db, "search", {**_scoped(scope), "query": query, "limit": config.prefetch_limit}
             )
@@ -301,7 +301,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         now = _now()
         started = self._turn_started
         captured_at = started[1] if started and started[0].strip() == user else now
-        key = f"hermes-turn:{uuid.uuid4()}"
+        key = f"{tools.TURN_KEY_PREFIX}{uuid.uuid4()}"
         payload = {
             **_scoped(self._policy.scope),
             "kind": "conversation",
@@ -337,7 +337,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
         """Run one zkr tool. Always a JSON string; internal error details never reach the model."""
         try:
-            if tool_name not in tools.TOOL_NAMES:
+            if tool_name not in tools.tool_names():
                 return tool_error(f"Unknown tool: {tool_name}")
             db, policy = self._db, self._policy
             if db is None or policy is None:
@@ -348,6 +348,9 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             return json.dumps(result, ensure_ascii=False)
         except tools.ToolArgumentError as exc:
             return tool_error(str(exc))
+        except RequestParseError as exc:
+            # The arguments do not fit the tool: the contract's message says which field.
+            return tool_error(exc.message)
         except ZkrError as exc:
             # zkr's messages are the contract's fixed strings: safe, and useful to the model.
             return tool_error("zkr operation failed", detail=exc.message)
@@ -373,32 +376,20 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         raise AssertionError("unreachable")
 
     def _dispatch(self, db: MemoryDb, scope: Scope, name: str, args: dict[str, Any]) -> Any:
-        now = _now()
-        if name == tools.SEARCH:
-            return operations.run(db, "search", {**tools.search_request(args), **_scoped(scope)})
-        if name == tools.STORE:
-            return operations.run(
-                db, "remember", {**tools.store_request(args, now), **_scoped(scope)}
-            )
-        if name == tools.CORRECT:
-            claim_id = args.get("claim_id")
-            valid_at = recorded_at = now
-            if isinstance(claim_id, str) and tools.needs_time(args, "valid_at", "recorded_at"):
-                valid_at, recorded_at = lookups.correction_times(db, scope, claim_id, now)
-            request = tools.correct_request(args, valid_at, recorded_at)
-            return operations.run(db, "correct", {**request, **_scoped(scope)})
-        if name == tools.DELETE:
-            source_id = args.get("source_id")
-            deleted_at = now
-            if isinstance(source_id, str) and tools.needs_time(args, "deleted_at"):
-                deleted_at = lookups.deletion_time(db, scope, source_id, now)
-            request = tools.delete_request(args, deleted_at)
-            return operations.run(db, "delete", {**request, **_scoped(scope)})
-        if name == tools.REFLECT:
-            return operations.run(
-                db, "review", {**tools.reflect_request(args, now), **_scoped(scope)}
-            )
-        return self._suggest(db, scope, tools.suggest_turns(args))
+        if name == tools.SUGGEST:
+            return self._suggest(db, scope, tools.suggest_turns(args))
+        from zkr.tools import operation_for_tool, tool_request
+
+        operation = operation_for_tool(name)
+        request = tool_request(
+            operation,
+            args,
+            tenant_id=scope.tenant_id,
+            person_id=scope.person_id,
+            now=_now(),
+            db=db,
+        )
+        return operations.to_json(db.run(operation, request))
 
     def _suggest(self, db: MemoryDb, scope: Scope, turns: int) -> dict[str, Any]:
         from zkr_hermes.suggestions import suggest

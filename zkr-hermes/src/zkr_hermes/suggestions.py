@@ -11,8 +11,8 @@ import logging
 from typing import Any
 
 from zkr.db import MemoryDb
-from zkr_hermes import lookups
 from zkr_hermes.config import Scope
+from zkr_hermes.tools import TURN_KEY_PREFIX
 
 __all__ = ["MAX_SUGGESTIONS", "suggest", "user_side"]
 
@@ -36,7 +36,15 @@ def _extractors() -> dict[str, Any]:
 
 def suggest(db: MemoryDb, scope: Scope, turns: int) -> dict[str, Any]:
     """Proposals for the newest *turns* stored turns of *scope*, newest turn first."""
-    stored = lookups.recent_turns(db, scope, turns)
+    stored = db.run(
+        "captures",
+        {
+            "tenant_id": scope.tenant_id,
+            "person_id": scope.person_id,
+            "key_prefix": TURN_KEY_PREFIX,
+            "limit": turns,
+        },
+    )
     extractors = _extractors()
     suggestions: list[dict[str, Any]] = []
     for turn in stored:
@@ -56,13 +64,16 @@ def suggest(db: MemoryDb, scope: Scope, turns: int) -> dict[str, Any]:
                         "evidence_id": turn.evidence_id,
                         "source_id": turn.source_id,
                         "evidence_text": proposal.evidence_text,
+                        # zkr_store's arguments (the remember request without the scope).
                         "store_args": {
-                            "content": proposal.evidence_text,
-                            "subject": claim["subject"],
-                            "predicate": claim["predicate"],
-                            "value": claim["value"],
-                            "claim_kind": claim["kind"],
-                            "valid_from": claim["valid_from"],
+                            "text": proposal.evidence_text,
+                            "claim": {
+                                "subject": claim["subject"],
+                                "predicate": claim["predicate"],
+                                "value": claim["value"],
+                                "kind": claim["kind"],
+                                "valid_from": claim["valid_from"],
+                            },
                         },
                     }
                 )

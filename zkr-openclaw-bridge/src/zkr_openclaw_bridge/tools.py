@@ -10,14 +10,17 @@ The answer is ``{"details": ...}`` (the tool result the plugin returns, unchange
 ``{"tool_error": message}`` for a call the model can fix (bad arguments, an unknown record).
 Anything else raises and reaches OpenClaw only as the plugin's redacted ``zkr command failed``.
 
-The tools (names, descriptions, parameter schemas) are defined once, in ``plugin/tools.json``, which
-the plugin reads too.
+The tools (names, descriptions, parameter schemas) are in ``plugin/tools.json``, which the plugin
+reads too; it is generated (:mod:`zkr_openclaw_bridge.tool_list`): ``memory_search``/``memory_get``
+are OpenClaw's host contract, every ``zkr_*`` tool is one of zkr's table tools, and its arguments
+become a request through :func:`zkr.tools.tool_request`, exactly as on every other host.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -114,13 +117,15 @@ def _memory_get(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> An
 
 
 def _operation_tool(tool: str, operation: str) -> Callable[[MemoryDb, dict[str, str], Any], Any]:
-    """An explicit ``zkr_*`` tool: the contract operation with the configured scope forced in."""
+    """An explicit ``zkr_*`` tool: zkr's projection of the operation, in the configured scope."""
 
     def call(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> Any:
-        from zkr.operations import run
+        from zkr.operations import OPERATIONS, to_json
+        from zkr.tools import tool_request
 
-        _check_keys(tool, args)
-        return run(db, operation, {**args, **scope})
+        op = OPERATIONS[operation]
+        request = tool_request(op, args, **scope, now=int(time.time()), db=db)
+        return to_json(db.run(op, request))
 
     return call
 

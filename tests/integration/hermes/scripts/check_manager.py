@@ -54,11 +54,13 @@ def tool(name, **args):
 
 ops = {}
 ops["store"] = tool(
-    "zkr_store", content="Sam works at Acme", subject="Sam", predicate="employer", value="Acme"
+    "zkr_store",
+    text="Sam works at Acme",
+    claim={"subject": "Sam", "predicate": "employer", "value": "Acme", "kind": "fact"},
 )
 ops["search"] = tool("zkr_search", query="Acme")
 ops["correct"] = tool(
-    "zkr_correct", claim_id=ops["store"]["claim_id"], content="Sam now works at Beta", value="Beta"
+    "zkr_correct", claim_id=ops["store"]["claim_id"], text="Sam now works at Beta", value="Beta"
 )
 ops["reflect"] = tool(
     "zkr_reflect",
@@ -66,7 +68,7 @@ ops["reflect"] = tool(
     summary="Sam changed jobs",
     evidence_ids=[ops["correct"]["evidence_id"]],
 )
-ops["extra"] = tool("zkr_store", content="A note to delete")
+ops["extra"] = tool("zkr_store", text="A note to delete")
 ops["delete"] = tool("zkr_delete", source_id=ops["extra"]["source_id"])
 ops["search_after_delete"] = tool("zkr_search", query="note to delete")
 ops["unknown"] = tool("zkr_nope")

@@ -37,7 +37,7 @@ def chat(i):
     manager = managers[i]
     for n in range(each):
         result = json.loads(
-            manager.handle_tool_call("zkr_store", {"content": f"user-{i} fact {n}"})
+            manager.handle_tool_call("zkr_store", {"text": f"user-{i} fact {n}"})
         )
         if "error" in result:
             errors.append(result)

@@ -23,7 +23,7 @@ manager.initialize_all(
     agent_workspace="hermes",
 )
 stored = json.loads(
-    manager.handle_tool_call("zkr_store", {"content": "Ana plays the cello every Sunday"})
+    manager.handle_tool_call("zkr_store", {"text": "Ana plays the cello every Sunday"})
 )
 
 # Turn 1, then what run_agent does once it completed.

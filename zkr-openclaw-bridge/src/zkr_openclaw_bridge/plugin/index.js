@@ -33,14 +33,15 @@ import { ZKR_COMMAND_FAILED, ZkrClient, ZkrCommandError } from "./runner.js";
  * @property {string} description
  * @property {Record<string, unknown>} parameters plain JSON Schema (the loader supplies no typebox)
  * @property {string} [operation] the zkr operation behind an explicit zkr_* tool
+ * @property {boolean} [readOnly] the tool only reads
  */
 
 /** @type {Record<string, ToolDefinition>} */
 export const TOOLS = JSON.parse(readFileSync(new URL("./tools.json", import.meta.url), "utf8"));
 export const MEMORY_TOOL_NAMES = Object.freeze(["memory_search", "memory_get"]);
 export const ZKR_TOOL_NAMES = Object.freeze(Object.keys(TOOLS).filter((name) => !MEMORY_TOOL_NAMES.includes(name)));
-/** Tools that only read: safe to repeat one-shot when the serve process fails. */
-const READ_ONLY_TOOLS = new Set(["memory_search", "memory_get", "zkr_search"]);
+/** Tools that only read (tools.json says so): safe to repeat one-shot when the serve process fails. */
+const READ_ONLY_TOOLS = new Set(Object.keys(TOOLS).filter((name) => TOOLS[name].readOnly === true));
 export const PROMPT_LINE = "Search zkr memory before answering questions about prior user context.";
 export const DEFAULT_TENANT = "openclaw";
 /** OpenClaw's DEFAULT_AGENT_ID: what the host passes when no agent is named. */

@@ -1,0 +1,176 @@
+"""Read operations hosts need about a scope, so that no host reads zkr's tables itself.
+
+``sequence`` (has anything changed since?), ``claims`` (live claims by subject, predicate and a
+fragment of the value, each with the live sources supporting it) and ``captures`` (the newest live
+captures, optionally only those whose ingestion key has a prefix). Also the "now" floors of the
+``correct`` and ``delete`` tools: a host that says "now" must still land after what is stored, or
+a correction made in the same second as its claim would be refused.
+
+Every query is scoped to one (tenant, person): another scope's records look missing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from zkr import models as m
+from zkr.store.database import Database
+from zkr.store.validation import require_scope
+
+__all__ = ["captures", "claims", "correction_now_floor", "deletion_now_floor", "sequence"]
+
+_SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
+
+
+def sequence(db: Database, request: m.SequenceRequest) -> m.SequenceResult:
+    """The scope's newest commit sequence (0 when the scope has none)."""
+    require_scope(request.tenant_id, request.person_id)
+    with db.atomic(write=False) as conn:
+        row = conn.execute(
+            "SELECT max(sequence) FROM memory_commits WHERE tenant_id = ? AND person_id = ?",
+            (request.tenant_id, request.person_id),
+        ).fetchone()
+    return m.SequenceResult(sequence=int(row[0]) if row is not None and row[0] is not None else 0)
+
+
+def _supporting_sources(
+    conn: sqlite3.Connection, tenant_id: str, person_id: str, claim_id: str
+) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT e.source_id FROM claim_evidence ce "
+        "JOIN evidence e ON e.id = ce.evidence_id "
+        "AND e.tenant_id = ce.tenant_id AND e.person_id = ce.person_id "
+        "WHERE ce.claim_id = ? AND ce.tenant_id = ? AND ce.person_id = ? "
+        "AND ce.relation = ? AND e.deleted_at IS NULL ORDER BY e.source_id",
+        (claim_id, tenant_id, person_id, _SUPPORTS),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def claims(db: Database, request: m.ClaimsRequest) -> list[m.LiveClaim]:
+    """Live claims matching every filter given, newest recorded first."""
+    require_scope(request.tenant_id, request.person_id)
+    where = [
+        "tenant_id = ?",
+        "person_id = ?",
+        "status = 'accepted'",
+        "valid_until IS NULL",
+        "recorded_until IS NULL",
+    ]
+    params: list[Any] = [request.tenant_id, request.person_id]
+    if request.subject is not None:
+        where.append("subject = ?")
+        params.append(request.subject)
+    if request.predicate is not None:
+        where.append("predicate = ?")
+        params.append(request.predicate)
+    if request.contains is not None:
+        where.append("instr(value, ?) > 0")
+        params.append(request.contains)
+    params.append(m.bounded_limit(request.limit))
+    with db.atomic(write=False) as conn:
+        rows = conn.execute(
+            "SELECT id, subject, predicate, value, kind, valid_from, recorded_from FROM claims "
+            f"WHERE {' AND '.join(where)} ORDER BY recorded_from DESC, id DESC LIMIT ?",
+            params,
+        ).fetchall()
+        return [
+            m.LiveClaim(
+                id=row[0],
+                subject=row[1],
+                predicate=row[2],
+                value=row[3],
+                kind=m.ClaimKind(row[4]),
+                valid_from=row[5],
+                recorded_from=row[6],
+                source_ids=_supporting_sources(conn, request.tenant_id, request.person_id, row[0]),
+            )
+            for row in rows
+        ]
+
+
+def captures(db: Database, request: m.CapturesRequest) -> list[m.Capture]:
+    """Live captures with live evidence, newest recorded first (then newest captured, stored)."""
+    require_scope(request.tenant_id, request.person_id)
+    prefix = request.key_prefix or ""
+    with db.atomic(write=False) as conn:
+        rows = conn.execute(
+            "SELECT s.id, s.origin_evidence_id, s.kind, s.content, s.captured_at, s.recorded_at "
+            "FROM sources s "
+            "JOIN evidence e ON e.id = s.origin_evidence_id AND e.deleted_at IS NULL "
+            "WHERE s.tenant_id = ? AND s.person_id = ? AND s.deleted_at IS NULL "
+            "AND (? = '' OR substr(s.ingestion_key, 1, ?) = ?) "
+            "ORDER BY s.recorded_at DESC, s.captured_at DESC, s.rowid DESC LIMIT ?",
+            (
+                request.tenant_id,
+                request.person_id,
+                prefix,
+                len(prefix),
+                prefix,
+                m.bounded_limit(request.limit),
+            ),
+        ).fetchall()
+    return [
+        m.Capture(
+            source_id=row[0],
+            evidence_id=row[1],
+            kind=m.SourceKind(json.loads(row[2])),
+            text=row[3],
+            captured_at=row[4],
+            recorded_at=row[5],
+        )
+        for row in rows
+    ]
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
+
+
+def correction_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
+    """The earliest ``valid_at``/``recorded_at`` a correction of the payload's claim can take:
+    just after the claim's own valid and recorded starts (nothing when the claim is not live)."""
+    claim_id = _text(payload, "claim_id")
+    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
+    if claim_id is None or tenant_id is None or person_id is None:
+        return {}
+    with db.atomic(write=False) as conn:
+        row = conn.execute(
+            "SELECT valid_from, recorded_from FROM claims "
+            "WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
+            (claim_id, tenant_id, person_id),
+        ).fetchone()
+    if row is None:
+        return {}
+    return {"valid_at": int(row[0]) + 1, "recorded_at": int(row[1]) + 1}
+
+
+def deletion_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
+    """The earliest ``deleted_at`` for the payload's source: not before it was recorded, and after
+    every live claim it supports was recorded (so that deleting can retract them)."""
+    source_id = _text(payload, "source_id")
+    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
+    if source_id is None or tenant_id is None or person_id is None:
+        return {}
+    with db.atomic(write=False) as conn:
+        source = conn.execute(
+            "SELECT recorded_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
+            (source_id, tenant_id, person_id),
+        ).fetchone()
+        supported = conn.execute(
+            "SELECT max(c.recorded_from) FROM evidence e "
+            "JOIN claim_evidence ce ON ce.evidence_id = e.id "
+            "AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id "
+            "JOIN claims c ON c.id = ce.claim_id "
+            "AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id "
+            "WHERE e.source_id = ? AND e.tenant_id = ? AND e.person_id = ? "
+            "AND c.status = 'accepted'",
+            (source_id, tenant_id, person_id),
+        ).fetchone()
+    floors = [int(source[0])] if source is not None else []
+    if supported is not None and supported[0] is not None:
+        floors.append(int(supported[0]) + 1)
+    return {"deleted_at": max(floors)} if floors else {}
