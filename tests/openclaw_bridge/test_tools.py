@@ -9,6 +9,7 @@ import pytest
 
 from zkr.errors import IntegrityError, RequestParseError
 from zkr.operations import OPERATIONS
+from zkr.tools import tool_specs
 from zkr_openclaw_bridge import tools
 from zkr_openclaw_bridge.install import plugin_dir
 
@@ -145,17 +146,19 @@ def test_an_invalid_path_is_a_disabled_read(call: Any) -> None:
             },
             "unknown field `tenant_id`",
         ),
-        (
-            "zkr_store",
-            {"kind": "conversation", "text": "x", "recorded_at": 1},
-            "missing field `captured_at`",
-        ),
+        ("zkr_store", {"kind": "conversation", "recorded_at": 1}, "missing field `text`"),
+        ("zkr_store", {"text": "x", "content": "x"}, "unknown field `content`"),
         (
             "zkr_correct",
             {"claim_id": "nope", "text": "t", "value": "v", "valid_at": 1, "recorded_at": 1},
             "record not found",
         ),
-        ("zkr_search", {"query": "x", "query_embedding": {}}, "unknown field `query_embedding`"),
+        (
+            "zkr_search",
+            {"query": "x", "limit": 51},
+            "invalid value for `limit`: must be at most 50",
+        ),
+        ("zkr_search", {"query": "x", "person_id": "bob"}, "unknown field `person_id`"),
     ],
 )
 def test_arguments_the_model_got_wrong_are_tool_errors(
@@ -245,18 +248,16 @@ def test_tools_json_manifest_and_operations_agree() -> None:
         assert definition["parameters"]["additionalProperties"] is False, name
         assert "tenant_id" not in definition["parameters"]["properties"], name
         assert definition.get("operation", "search") in OPERATIONS, name
-    assert {d.get("operation") for d in definitions.values()} == {
-        None,
-        "remember",
-        "search",
-        "correct",
-        "delete",
-        "review",
+    assert {d.get("operation") for d in definitions.values()} == {None} | {
+        spec.operation for spec in tool_specs()
     }
 
 
-def test_write_tools_require_explicit_bitemporal_fields() -> None:
-    required = {n: d["parameters"]["required"] for n, d in tools.tool_definitions().items()}
-    assert {"captured_at", "recorded_at"} <= set(required["zkr_store"])
-    assert {"valid_at", "recorded_at"} <= set(required["zkr_correct"])
-    assert "as_of" in tools.tool_definitions()["zkr_search"]["parameters"]["properties"]
+def test_write_tools_offer_the_bitemporal_fields_and_fill_now_when_left_out(call: Any) -> None:
+    properties = {n: d["parameters"]["properties"] for n, d in tools.tool_definitions().items()}
+    assert {"captured_at", "recorded_at"} <= set(properties["zkr_store"])
+    assert {"valid_at", "recorded_at"} <= set(properties["zkr_correct"])
+    assert "as_of" in properties["zkr_search"]
+    stored = call("zkr_store", {"text": "Sam works at Acme"})["details"]
+    got = call("zkr_get", {"target": {"kind": "source", "id": stored["source_id"]}})["details"]
+    assert got["memory"] == {"kind": "source", "id": stored["source_id"]}

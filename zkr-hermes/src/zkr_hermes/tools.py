@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import math
-from functools import cache
 from typing import Any
 
 __all__ = [
@@ -53,8 +52,8 @@ _SUGGEST_SCHEMA: dict[str, Any] = {
 }
 
 
-@cache
 def _schemas() -> tuple[dict[str, Any], ...]:
+    # Not cached: read from the table each time, so the provider offers what the table holds.
     from zkr.tools import tool_specs
 
     generated = [
@@ -70,8 +69,11 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 
 def tool_names() -> tuple[str, ...]:
-    """Every tool the provider offers, in schema order."""
-    return tuple(schema["name"] for schema in _schemas())
+    """Every tool the provider offers, in schema order (without building the schemas)."""
+    from zkr.operations import OPERATIONS
+
+    table = (op.tool.name for op in OPERATIONS.values() if op.tool is not None)
+    return (*table, SUGGEST)
 
 
 class ToolArgumentError(ValueError):
