@@ -412,6 +412,4 @@ def test_non_primary_context_does_not_write(make_provider: Make, db_path: Path) 
     assert queue_of(db_path).count_pending() == 0
     assert rows(db_path, "SELECT count(*) FROM sources") == [(0,)]
     # Explicit tool calls still work.
-    assert "source_id" in json.loads(
-        provider.handle_tool_call("zkr_store", {"text": "explicit"})
-    )
+    assert "source_id" in json.loads(provider.handle_tool_call("zkr_store", {"text": "explicit"}))

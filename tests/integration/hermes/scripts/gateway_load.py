@@ -36,9 +36,7 @@ if sys.stdin.readline().strip() != "GO":
 def chat(i):
     manager = managers[i]
     for n in range(each):
-        result = json.loads(
-            manager.handle_tool_call("zkr_store", {"text": f"user-{i} fact {n}"})
-        )
+        result = json.loads(manager.handle_tool_call("zkr_store", {"text": f"user-{i} fact {n}"}))
         if "error" in result:
             errors.append(result)
         manager.sync_all(f"user-{i} turn {n}", "ok", session_id=f"chat-{i}")
