@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+from tests.tool_drift import assert_offered_tools_match_table
 from zkr import MemoryDb
 from zkr.models import ScopedRequest
 from zkr.operations import OPERATIONS, Operation, ToolProjection
@@ -49,6 +50,11 @@ def test_hermes_and_openclaw_offer_the_same_tool_with_the_same_arguments() -> No
         assert hermes[name]["parameters"] == openclaw[name]["parameters"], name
         assert hermes[name]["description"] == openclaw[name]["description"], name
     assert openclaw["zkr_search"]["parameters"]["properties"]["limit"]["maximum"] == 50
+    # And each is the table's (the check the MCP server's tools pass too).
+    for offered in (hermes, openclaw):
+        assert_offered_tools_match_table(
+            {name: offered[name]["parameters"] for name in offered if name in table}
+        )
 
 
 def test_the_drift_check_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:

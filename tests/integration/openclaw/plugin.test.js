@@ -91,16 +91,23 @@ test("scopes every tool to the configured tenant and the active agent (§9.8.5, 
   }
 });
 
-test("requires explicit bitemporal fields in write contracts (§9.8.6)", async (t) => {
-  const { tools, runtime } = registered({ command: ZKR, database: join(tempDir(t), "m.db") });
+test("offers the bitemporal fields in write tools and fills a left-out one with now (§9.8.6)", async (t) => {
+  const db = join(tempDir(t), "m.db");
+  const { tools, runtime } = registered({ command: ZKR, database: db });
   closeAfter(t, runtime);
-  const required = (name) => tools[name].parameters.required;
-  assert.ok(["captured_at", "recorded_at"].every((f) => required("zkr_store").includes(f)));
-  assert.ok(["valid_at", "recorded_at"].every((f) => required("zkr_correct").includes(f)));
-  assert.ok("as_of" in tools.zkr_search.parameters.properties);
-  await assert.rejects(tools.zkr_store.execute("c", { kind: "conversation", text: "x", recorded_at: 1 }), {
-    message: "missing field `captured_at`",
-  });
+  const properties = (name) => tools[name].parameters.properties;
+  assert.ok(["captured_at", "recorded_at"].every((f) => f in properties("zkr_store")));
+  assert.ok(["valid_at", "recorded_at"].every((f) => f in properties("zkr_correct")));
+  assert.ok("as_of" in properties("zkr_search"));
+  // The same projection as every host (zkr.tools): "now" fills what the model leaves out.
+  const before = Math.floor(Date.now() / 1000);
+  const stored = (await tools.zkr_store.execute("c", { text: "x", recorded_at: 1 })).details;
+  const page = zkr(db, "export", { tenant_id: "openclaw", person_id: "main", export_format: 1 });
+  const source = page.commits[0].records[0].record.source;
+  assert.equal(source.id, stored.source_id);
+  assert.equal(source.recorded_at, 1);
+  assert.ok(source.captured_at >= before);
+  await assert.rejects(tools.zkr_store.execute("c", { recorded_at: 1 }), { message: "missing field `text`" });
 });
 
 test("the explicit tools correct, reflect and delete through zkr", async (t) => {
