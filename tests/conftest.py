@@ -11,13 +11,33 @@ pytest.
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
 from zkr.db import MemoryDb
 
-__all__ = ["remember_payload"]
+__all__ = ["missing_shared", "remember_payload", "shared_dir"]
+
+
+def shared_dir() -> Path:
+    """The shared reference material: ``$ZKR_SHARED_DIR``, else ``../shared`` by the repository."""
+    configured = os.environ.get("ZKR_SHARED_DIR")
+    if configured:
+        return Path(configured)
+    return (Path(__file__).resolve().parents[1] / ".." / "shared").resolve()
+
+
+def missing_shared(what: str) -> NoReturn:
+    """Skip a test whose reference material is absent, except in CI (``CI`` set), where a missing
+    fixture fails the run instead of passing it silently."""
+    message = f"{what} not found under {shared_dir()} (set ZKR_SHARED_DIR)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
 
 pytest_plugins = ["zkr.testing"]
 

@@ -198,3 +198,76 @@ def test_a_throwaway_operation_reaches_every_surface(
     # and Hermes runs it
     provider = ZkrMemoryProvider()
     assert "zkr_echo_note" in {s["name"] for s in provider.get_tool_schemas()}
+
+
+# ------------------------------------------------------------------------------------------------
+# The first hour (issue 14): what the READMEs and docs promise
+# ------------------------------------------------------------------------------------------------
+
+_TIME_FIELD = re.compile(r"\b(?:captured_at|recorded_at|valid_at|deleted_at|valid_from|as_of)\b")
+
+
+def _documents() -> list[Path]:
+    return sorted([ROOT / "README.md", *ROOT.glob("zkr-*/README.md"), *ROOT.glob("docs/*.md")])
+
+
+def test_every_doc_that_shows_a_time_says_its_unit() -> None:
+    silent = [
+        str(path.relative_to(ROOT))
+        for path in _documents()
+        if _TIME_FIELD.search(text := path.read_text(encoding="utf-8"))
+        and "seconds since the Unix epoch" not in " ".join(text.split())
+    ]
+    assert silent == []
+
+
+def _pip_install_paths(readme: Path) -> set[str]:
+    text = readme.read_text(encoding="utf-8")
+    commands = re.findall(r"pip install ((?:\./zkr-[\w-]+ ?)+)", text)
+    assert commands, f"{readme.relative_to(ROOT)} gives no install command from a checkout"
+    return {path for command in commands for path in command.split()}
+
+
+def _closure(dist: str) -> set[str]:
+    """*dist* and every zkr distribution it depends on (zkr is not on the package index)."""
+    import tomllib
+
+    found, pending = set(), [dist]
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        found.add(name)
+        project = tomllib.loads((ROOT / name / "pyproject.toml").read_text())["project"]
+        for dep in project.get("dependencies", []):
+            match = re.match(r"(zkr-[a-z0-9-]+)", dep)
+            if match:
+                pending.append(match.group(1))
+    return found
+
+
+@pytest.mark.parametrize("dist", ["zkr-hermes", "zkr-openclaw-bridge"])
+def test_host_readmes_install_from_a_checkout_with_every_zkr_dependency(dist: str) -> None:
+    paths = _pip_install_paths(ROOT / dist / "README.md")
+    for path in paths:
+        assert (ROOT / path / "pyproject.toml").exists(), path
+    assert {p.removeprefix("./") for p in paths} >= _closure(dist)
+
+
+def test_the_openclaw_readme_says_how_to_get_openclaw_and_check_it() -> None:
+    text = (ROOT / "zkr-openclaw-bridge" / "README.md").read_text(encoding="utf-8")
+    assert "npm install -g openclaw@2026.7.1-2" in text
+    assert "22.22.3" in text and "Node 20" in text
+    assert "### Check that it works" in text
+    assert "openclaw plugins inspect zkr --runtime" in text
+
+
+def test_the_hermes_readme_setup_matches_what_hermes_memory_setup_does() -> None:
+    # The picker (`hermes memory setup` without a name) asks the provider's questions;
+    # `hermes memory setup zkr` only selects the provider (hosts/hermes.md §2.3).
+    text = (ROOT / "zkr-hermes" / "README.md").read_text(encoding="utf-8")
+    assert "hermes memory setup                # pick" in text
+    assert (
+        "`hermes memory setup zkr` and `hermes config set memory.provider zkr`\nonly select" in text
+    )
+    assert "hermes memory setup zkr` asks" not in text

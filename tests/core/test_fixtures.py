@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,19 +21,12 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import missing_shared, shared_dir
 from zkr import operations
 from zkr.db import MemoryDb
 from zkr.jsonio import canonical_dumps
 
-
-def _shared_dir() -> Path:
-    configured = os.environ.get("ZKR_SHARED_DIR")
-    if configured:
-        return Path(configured)
-    return (Path(__file__).resolve().parents[2] / ".." / "shared").resolve()
-
-
-FIXTURES = _shared_dir() / "fixtures"
+FIXTURES = shared_dir() / "fixtures"
 
 
 def _expected_files() -> list[Path]:
@@ -67,7 +59,7 @@ def _cases() -> list[Any]:
 
 def _requires_fixtures() -> None:
     if not _expected_files():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
+        missing_shared("the reference fixtures")
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +114,7 @@ def test_v7_bootstrap_makes_one_commit_per_scope_in_scope_order(
 ) -> None:
     db = opened.get("zkr-0.2.1-v7.db")
     if db is None:
-        pytest.skip("no schema-7 fixture")
+        missing_shared("the schema-7 reference fixture")
     commits = db.conn.execute(
         "SELECT sequence, tenant_id, person_id FROM memory_commits ORDER BY sequence"
     ).fetchall()
@@ -147,3 +139,17 @@ def test_reopening_a_migrated_fixture_writes_nothing(
         shutil.copyfile(db.path, copy)
         with MemoryDb(copy) as again:
             assert again.conn.total_changes == 0
+
+
+def test_missing_fixtures_fail_in_ci_and_skip_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="reference fixtures not found"):
+        missing_shared("the reference fixtures")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        missing_shared("the reference fixtures")
+
+
+def test_the_fixtures_are_found_relative_to_the_repository() -> None:
+    # ../shared next to the checkout (or $ZKR_SHARED_DIR), never a machine-specific absolute path.
+    assert _expected_files(), f"no fixtures under {FIXTURES}"

@@ -11,22 +11,30 @@ and the stored payloads must then be byte-identical to the reference database's.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import missing_shared, shared_dir
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.writes import capture, profiles
 
-FIXTURES = Path("/work/shared/fixtures")
+# The modules, not zkr.writes' handler functions of the same name (``zkr.writes.profiles``).
+capture = importlib.import_module("zkr.writes.capture")
+profiles = importlib.import_module("zkr.writes.profiles")
+
+FIXTURES = shared_dir() / "fixtures"
 EXPECTED = FIXTURES / "zkr-0.2.3-v8.expected.json"
 REFERENCE_DB = FIXTURES / "zkr-0.2.3-v8.db"
 
-pytestmark = pytest.mark.skipif(not EXPECTED.exists(), reason="reference fixture not available")
+
+@pytest.fixture(autouse=True)
+def _reference_fixture() -> None:
+    if not (EXPECTED.exists() and REFERENCE_DB.exists()):
+        missing_shared("the zkr 0.2.3 reference fixture")
 
 
 class Replayer:

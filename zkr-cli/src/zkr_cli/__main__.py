@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from zkr.db import MemoryDb
 
-__all__ = ["USAGE", "default_db_path", "main"]
+__all__ = ["USAGE", "default_db_path", "main", "require_directory"]
 
 USAGE = "usage: zkr --db PATH COMMAND (use --help)"
 _HELP_WORDS = frozenset({"help", "--help", "-h"})
@@ -32,6 +32,9 @@ class _Invocation(NamedTuple):
     db_path: str
     command: str
     extra: tuple[str, ...]
+    #: ``--db PATH`` was given (its directory must exist); else the default location, which is
+    #: created on demand.
+    explicit_db: bool = False
 
 
 def default_db_path() -> str:
@@ -47,7 +50,7 @@ def _parse_argv(args: Sequence[str]) -> _Invocation | None:
     if args[0] == "--db":
         if len(args) < 3:
             return None
-        return _Invocation(args[1], args[2], tuple(args[3:]))
+        return _Invocation(args[1], args[2], tuple(args[3:]), explicit_db=True)
     if args[0].startswith("-"):
         return None
     return _Invocation(default_db_path(), args[0], tuple(args[1:]))
@@ -76,10 +79,28 @@ def _print_command_help(command: str) -> int | None:
     return 0
 
 
-def _open_db(path: str) -> MemoryDb:
+def require_directory(path: str) -> None:
+    """Refuse an explicit ``--db`` whose directory does not exist, creating nothing.
+
+    A mistyped path must not leave a new directory tree and an empty database behind; only the
+    default location (``$ZKR_DB`` or ``~/.zkr/``) is created on demand.
+
+    :raises zkr.errors.InvalidRequest: ``unable to open database file: PATH``.
+    """
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    if not os.path.isdir(os.path.dirname(os.path.expanduser(path)) or "."):
+        from zkr.errors import InvalidRequest
+
+        raise InvalidRequest(f"unable to open database file: {path}")
+
+
+def _open_db(invocation: _Invocation) -> MemoryDb:
     from zkr.db import MemoryDb
 
-    return MemoryDb(path)
+    if invocation.explicit_db:
+        require_directory(invocation.db_path)
+    return MemoryDb(invocation.db_path)
 
 
 def _dispatch(args: Sequence[str]) -> int:
@@ -111,7 +132,7 @@ def _dispatch(args: Sequence[str]) -> int:
         from zkr_cli._oneshot import run_operation
 
         try:
-            db = _open_db(invocation.db_path)
+            db = _open_db(invocation)
         except Exception as exc:
             return fail(error_message(exc), exc)
         with db:
@@ -126,12 +147,14 @@ def _dispatch_additional(invocation: _Invocation) -> int:
     if invocation.command not in ADDITIONAL_COMMANDS and not invocation.extra:
         # Contract order for what may be an unknown command: open and migrate the database first.
         try:
-            _open_db(invocation.db_path).close()
+            _open_db(invocation).close()
         except Exception as exc:
             return fail(error_message(exc), exc)
     from zkr_cli.cli import run_click_command
 
-    outcome = run_click_command(invocation.db_path, invocation.command, invocation.extra)
+    outcome = run_click_command(
+        invocation.db_path, invocation.command, invocation.extra, explicit_db=invocation.explicit_db
+    )
     if outcome is None:
         if invocation.extra:
             return fail(USAGE)

@@ -10,7 +10,10 @@ ADDITIONAL_COMMANDS: dict[str, str] = {
     "plugins": "list installed plugins as JSON",
 }
 
-_HEADING = "Commands read one JSON object from stdin and write JSON to stdout:"
+_HEADING = (
+    "Commands read one JSON object from stdin and write JSON to stdout"
+    " (times: seconds since the Unix epoch):"
+)
 
 
 def _line(name: str, summary: str) -> str:

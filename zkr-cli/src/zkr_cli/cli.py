@@ -30,6 +30,8 @@ class ZkrContext:
 
     #: The database named by ``--db`` (or ``$ZKR_DB``, or ``~/.zkr/memory.db``); not yet opened.
     db_path: str
+    #: ``--db`` named it: its directory must exist (the default location is created on demand).
+    explicit_db: bool = False
 
     def open_db(self) -> MemoryDb:
         """Open (creating and migrating) the database; the caller closes it.
@@ -40,7 +42,10 @@ class ZkrContext:
         """
         from zkr.db import MemoryDb
         from zkr.plugins import prepare_connection
+        from zkr_cli.__main__ import require_directory
 
+        if self.explicit_db:
+            require_directory(self.db_path)
         return MemoryDb(self.db_path, prepare_connection=prepare_connection)
 
     def emit(self, value: Any) -> None:
@@ -111,7 +116,9 @@ def _needs_plugins(command: str) -> bool:
     return command != "serve"
 
 
-def run_click_command(db_path: str, command: str, extra: Sequence[str]) -> int | None:
+def run_click_command(
+    db_path: str, command: str, extra: Sequence[str], *, explicit_db: bool = False
+) -> int | None:
     """Run *command* from the click group; ``None`` when no such command exists.
 
     Errors follow the contract's envelope: ``{"error": ...}`` on stderr, exit status 1.
@@ -138,7 +145,7 @@ def run_click_command(db_path: str, command: str, extra: Sequence[str]) -> int |
             args=[command, *extra],
             prog_name="zkr",
             standalone_mode=False,
-            obj=ZkrContext(db_path),
+            obj=ZkrContext(db_path, explicit_db=explicit_db),
         )
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
