@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -622,6 +623,89 @@ def section_cold_cli(
 
 
 # ----------------------------------------------------------------------------------------------
+# Section: start-up of a one-shot zkr (issue 14)
+# ----------------------------------------------------------------------------------------------
+
+
+def _small_database(path: Path, count: int = 20) -> dict[str, str]:
+    """A fresh database holding *count* short memories (what a new user has in the first hour)."""
+    from zkr.db import MemoryDb
+
+    _remove_db(path)
+    scope = {"tenant_id": "bench", "person_id": "startup"}
+    with MemoryDb(path) as db:
+        for i in range(count):
+            db.run(
+                "remember",
+                {
+                    **scope,
+                    "kind": "conversation",
+                    "text": f"Note {i}: the coffee meeting moved to room {i}.",
+                    "captured_at": 1_767_225_600 + i,
+                    "recorded_at": 1_767_225_600 + i,
+                },
+            )
+    return scope
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def section_startup(settings: Settings, work: Path) -> dict[str, Any]:
+    """``python -c pass``, ``zkr --help`` and a one-shot ``zkr --db SMALL search``, interleaved so
+    that machine noise hits all three alike; the figures are ratios to ``python -c pass`` in the
+    same run (wall time, and CPU time of the child, which load disturbs less)."""
+    zkr = zkr_executable()
+    db = work / "startup.db"
+    scope_fields = _small_database(db)
+    request = json.dumps({**scope_fields, "query": "coffee meeting"}).encode()
+    commands: dict[str, tuple[list[str], bytes | None]] = {
+        "python_c_pass": ([sys.executable, "-c", "pass"], None),
+        "zkr_help": ([zkr, "--help"], None),
+        "zkr_search_small_db": ([zkr, "--db", str(db), "search"], request),
+    }
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+
+    # As installed by pip: with bytecode caches. A PYTHONDONTWRITEBYTECODE in the harness's
+    # environment would have every run compile pydantic from source, which no user pays.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+    def once(name: str) -> None:
+        command, stdin = commands[name]
+        cpu_before, started = _child_cpu(), time.perf_counter()
+        completed = subprocess.run(command, input=stdin, capture_output=True, check=False, env=env)
+        wall[name].append(time.perf_counter() - started)
+        cpu[name].append(_child_cpu() - cpu_before)
+        if completed.returncode != 0:
+            raise RuntimeError(f"{name} failed: {completed.stderr.decode()[-500:]}")
+
+    for _ in range(2):  # warm the page cache and the bytecode caches
+        for name in commands:
+            once(name)
+    for name in commands:
+        wall[name].clear()
+        cpu[name].clear()
+    for _ in range(max(settings.cold_runs, 5)):
+        for name in commands:
+            once(name)
+    result: dict[str, Any] = {"database_sources": 20}
+    for name in commands:
+        result[name] = {"wall": summary(wall[name]), "cpu": summary(cpu[name])}
+    for name in ("zkr_help", "zkr_search_small_db"):
+        result[f"{name}_over_python"] = ratio(
+            result[name]["wall"]["median_ms"], result["python_c_pass"]["wall"]["median_ms"]
+        )
+        result[f"{name}_cpu_over_python"] = ratio(
+            result[name]["cpu"]["median_ms"], result["python_c_pass"]["cpu"]["median_ms"]
+        )
+    _remove_db(db)
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
 # Section: lexical search vs the raw FTS5 floor (issue 7.2)
 # ----------------------------------------------------------------------------------------------
 
@@ -1212,6 +1296,24 @@ def checks(sections: dict[str, Any], largest: int, smallest: int) -> list[dict[s
         "issue2: lexical search process loads no plugins", [cold], plugin_free, "true", plugin_free
     )
 
+    startup = _get(
+        sections, "startup", str(min(int(k) for k in sections.get("startup") or {"0": 0}))
+    )
+    at_most(
+        "issue14: zkr --help over python -c pass (wall, same run)",
+        [startup],
+        _get(startup, "zkr_help_over_python"),
+        3,
+        "x",
+    )
+    at_most(
+        "issue14: one-shot zkr search on a small database over python -c pass (wall, same run)",
+        [startup],
+        _get(startup, "zkr_search_small_db_over_python"),
+        6,
+        "x",
+    )
+
     lexical = _get(sections, "lexical", big)
     at_most(
         f"issue7.2: lexical median at {largest} sources",
@@ -1292,7 +1394,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cache-dir", default=str(ROOT / ".bench"), help="corpus cache")
     parser.add_argument(
         "--sections",
-        default="cold_cli,lexical,hybrid,dense,cold_hybrid,projections,embed,lifecycle,remember",
+        default=(
+            "startup,cold_cli,lexical,hybrid,dense,cold_hybrid,projections,embed,lifecycle,remember"
+        ),
         help="comma-separated subset of sections to run",
     )
     return parser.parse_args(argv)
@@ -1355,6 +1459,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         queries = corpus.query_mix(meta, settings.queries_per_class, args.seed)
         if size == cold_size:
             attempt("cold_cli", size, section_cold_cli, db, meta, settings, work)
+            attempt("startup", size, section_startup, settings, work)
         attempt("lexical", size, section_lexical, db, meta, queries, settings, work)
         if (meta.get("vectors") or {}).get("count"):
             hybrid = attempt("hybrid", size, section_hybrid, db, meta, queries, settings, work)

@@ -74,9 +74,20 @@ def test_the_committed_reference_is_the_generated_one() -> None:
         assert f"### `{name}`" in text
 
 
+def test_the_help_index_is_the_table() -> None:
+    # `zkr --help` reads this generated index instead of importing the table.
+    assert docs.SUMMARIES_PATH.read_text(encoding="utf-8") == docs.summaries(), (
+        "zkr_cli/_summaries.py is stale: run python -m zkr_cli.docs"
+    )
+    from zkr_cli._summaries import SUMMARIES
+
+    assert [name for name, _ in SUMMARIES] == list(OPERATIONS)
+
+
 def test_the_generator_check_mode_reports_a_stale_file(tmp_path: Path) -> None:
     stale = tmp_path / "cli.md"
     stale.write_text(f"# x\n\n{docs.BEGIN}\nold\n{docs.END}\n", encoding="utf-8")
+    # (the index beside it is current, so only the document is reported and rewritten)
     assert docs.main(["--check", str(stale)]) == 1
     assert "old" in stale.read_text(encoding="utf-8")
     assert docs.main([str(stale)]) == 0

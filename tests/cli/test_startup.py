@@ -70,3 +70,49 @@ def test_help_and_version_import_no_click(tmp_path: Path, cli_env: dict[str, str
         assert "click" not in modules and "numpy" not in modules
     _, modules = _modules_after(tmp_path, cli_env, ["--version"], b"")
     assert "pydantic" not in modules  # --version answers before importing zkr at all
+
+
+def test_help_loads_neither_pydantic_nor_the_operation_table(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    # The general help lists the table from its generated index (zkr_cli._summaries, kept equal
+    # to the table by tests/cli/test_command_help.py): it must not cost as much as a search.
+    for argv in (["--help"], ["--db", str(tmp_path / "x.db"), "help"]):
+        code, modules = _modules_after(tmp_path, cli_env, argv, b"")
+        assert code == 0
+        assert "pydantic" not in modules and "zkr.operations" not in modules, argv
+        assert "zkr" not in modules, argv
+
+
+_PLUGIN_PROBE = """
+import sys
+from zkr_cli.__main__ import main
+code = main(sys.argv[1:])
+loader = sys.modules.get("pydantic.plugin._loader")
+# None: pydantic never scanned the installed distributions for its plugins.
+scanned = getattr(loader, "_plugins", None) is not None
+print(code, "scanned" if scanned else "not-scanned", "importlib.metadata" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "not-scanned"), ("", "scanned")])
+def test_one_shot_commands_skip_the_pydantic_plugin_scan(
+    tmp_path: Path, cli_env: dict[str, str], preset: str | None, expected: str
+) -> None:
+    env = dict(cli_env)
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    if preset is not None:  # an explicit (empty) setting is respected: plugins are looked for
+        env["PYDANTIC_DISABLE_PLUGINS"] = preset
+    body = json.dumps({"tenant_id": "a", "person_id": "sam", "query": "Acme"}).encode()
+    done = subprocess.run(
+        [sys.executable, "-c", _PLUGIN_PROBE, "--db", str(tmp_path / "m.db"), "search"],
+        input=body,
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    code, scanned, metadata = done.stdout.decode().splitlines()[-1].split()
+    assert (code, scanned) == ("0", expected)
+    # Without the scan, the loader's import of importlib.metadata is skipped too.
+    assert metadata == ("True" if expected == "scanned" else "False")

@@ -11,6 +11,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = {
+    "startup",
     "cold_cli",
     "lexical",
     "hybrid",
@@ -77,6 +78,13 @@ def test_quick_report_has_every_section_and_figure(tmp_path: Path) -> None:
     assert cold["zkr_search_process"]["n"] >= 3
     assert cold["imports"]["numpy_imported"] is False
     assert cold["imports"]["entry_point_plugins_loaded"] == []
+
+    startup = sections["startup"]["200"]
+    for name in ("python_c_pass", "zkr_help", "zkr_search_small_db"):
+        assert set(startup[name]["wall"]) == TIMING_KEYS and startup[name]["cpu"]["n"] >= 5
+    assert startup["zkr_help_over_python"] > 0 and startup["zkr_search_small_db_over_python"] > 0
+    checked = {item["check"] for item in report["checks"]}
+    assert any(check.startswith("issue14: zkr --help over python") for check in checked)
 
     lexical = sections["lexical"]["200"]
     assert set(lexical["by_class"]) == {"rare_word", "common_question", "keywords", "phrase"}

@@ -64,6 +64,32 @@ def _print_help() -> int:
     return 0
 
 
+def _skip_pydantic_plugins(command: str) -> None:
+    """A one-shot operation runs without pydantic plugins unless ``PYDANTIC_DISABLE_PLUGINS`` says.
+
+    Looking for them scans every installed distribution's metadata, and importing the loader that
+    scans pulls in ``importlib.metadata`` (with email, zipfile, socket): together about a tenth of
+    a one-shot search. zkr's models use no pydantic plugin. Long-lived commands (``serve``,
+    plugin commands) keep them; set ``PYDANTIC_DISABLE_PLUGINS=`` (empty) to keep them here too.
+    """
+    from zkr_cli._summaries import SUMMARIES
+
+    if not any(name == command for name, _ in SUMMARIES):
+        return
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ:
+        return
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    # The loader's one name that pydantic imports (plugin/_schema_validator.py), answering what
+    # the real one answers under PYDANTIC_DISABLE_PLUGINS=__all__, without importing
+    # importlib.metadata. Only when pydantic has not loaded the real one yet.
+    if "pydantic.plugin._loader" not in sys.modules:
+        import types
+
+        loader = types.ModuleType("pydantic.plugin._loader")
+        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules["pydantic.plugin._loader"] = loader
+
+
 def _print_command_help(command: str) -> int | None:
     """``zkr COMMAND --help`` for an operation of the table; ``None`` for any other command (the
     additional and plugin commands answer ``--help`` through click). Opens no database."""
@@ -122,6 +148,7 @@ def _dispatch(args: Sequence[str]) -> int:
         if outcome is not None:
             return outcome
 
+    _skip_pydantic_plugins(invocation.command)
     from zkr.operations import OPERATIONS
 
     operation = OPERATIONS.get(invocation.command)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 __all__ = ["ADDITIONAL_COMMANDS", "help_text"]
 
 #: Commands of this implementation that are not operations of the contract (built into zkr-cli).
@@ -21,16 +23,25 @@ def _line(name: str, summary: str) -> str:
     return f"  {name:<12} {summary}"
 
 
+def _summaries() -> list[tuple[str, str]]:
+    table = sys.modules.get("zkr.operations")
+    if table is not None:
+        return [(op.name, op.summary) for op in table.OPERATIONS.values()]
+    from zkr_cli._summaries import SUMMARIES
+
+    return list(SUMMARIES)
+
+
 def help_text() -> str:
     """``zkr --db PATH COMMAND``, a blank line, the heading, one line per command, ``help`` last.
 
     The operations come from ``zkr.operations.OPERATIONS`` in table order, so an operation appended
-    there is listed without touching the CLI.
+    there is listed without touching the CLI. A process that has not loaded the table (a plain
+    ``zkr --help``) reads the generated index :mod:`zkr_cli._summaries` instead of importing it:
+    loading the table costs pydantic and every handler, as much as a search.
     """
-    from zkr.operations import OPERATIONS
-
     lines = ["zkr --db PATH COMMAND", "", _HEADING]
-    lines.extend(_line(op.name, op.summary) for op in OPERATIONS.values())
+    lines.extend(_line(name, summary) for name, summary in _summaries())
     lines.extend(_line(name, summary) for name, summary in ADDITIONAL_COMMANDS.items())
     lines.append(_line("help", "print this help (zkr COMMAND --help: one command's fields)"))
     return "\n".join(lines) + "\n"

@@ -222,14 +222,16 @@ def _at(what: str) -> str:
     return f"{what} ({_EPOCH})."
 
 
+# ``defer_build``: a model's validator is built the first time it is used, not at import, so a
+# one-shot command pays only for the few models it touches (start-up time, issue 14).
 class _Request(BaseModel):
     """Requests ignore unknown fields (the contract's rule for every command but ``profile``)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class ScopedRequest(_Request):
@@ -397,7 +399,7 @@ class ProfileRequest(ScopedRequest):
     The only request that rejects unknown fields: key and value are derived, never supplied.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     stability: ProfileStability = Field(description="How lasting the entry is.")
     claim_id: Text = Field(description="The live profile_fact claim backing the entry.")
