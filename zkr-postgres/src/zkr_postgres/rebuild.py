@@ -27,27 +27,54 @@ from zkr_postgres.schema import SCHEMA, create_lane
 __all__ = ["RebuildStats", "rebuild"]
 
 _HASH = "'sha256:' || encode(sha256(convert_to({text}, 'UTF8')), 'hex')"
-_SOURCE_TEXT = "s.content"
-_CLAIM_TEXT = "c.subject || ' ' || c.predicate || ' ' || c.value"
 
-# Work left: live sources and current claims with no vector, or a vector of other text.
-_WORK = """
-(SELECT s.tenant_id, s.person_id, 'source' AS kind, s.id, {source_text} AS text,
-        {source_hash} AS input_hash
-   FROM zkr.sources s LEFT JOIN {lane} v ON v.tenant_id = s.tenant_id
-     AND v.person_id = s.person_id AND v.target_kind = 'source' AND v.target_id = s.id
-  WHERE s.deleted_at IS NULL AND s.content <> ''
-    AND (v.target_id IS NULL OR v.input_hash <> {source_hash})
-  LIMIT %(batch)s)
-UNION ALL
-(SELECT c.tenant_id, c.person_id, 'claim', c.id, {claim_text}, {claim_hash}
-   FROM zkr.claims c LEFT JOIN {lane} v ON v.tenant_id = c.tenant_id
-     AND v.person_id = c.person_id AND v.target_kind = 'claim' AND v.target_id = c.id
-  WHERE c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL
-    AND (v.target_id IS NULL OR v.input_hash <> {claim_hash})
-  LIMIT %(batch)s)
-LIMIT %(batch)s
+# Work left of one kind, walked once in key order (keyset paging from the last key seen): live
+# sources / current claims with no vector, or a vector of other text.
+_WORK = {
+    "source": """
+SELECT s.tenant_id, s.person_id, s.id, {text} AS text, {hash} AS input_hash
+  FROM zkr.sources s LEFT JOIN {lane} v ON v.tenant_id = s.tenant_id
+    AND v.person_id = s.person_id AND v.target_kind = 'source' AND v.target_id = s.id
+ WHERE (s.tenant_id, s.person_id, s.id) > (%(t)s, %(p)s, %(id)s)
+   AND s.deleted_at IS NULL AND s.content <> ''
+   AND (v.target_id IS NULL OR v.input_hash <> {hash})
+ ORDER BY s.tenant_id, s.person_id, s.id LIMIT %(batch)s
+""",
+    "claim": """
+SELECT c.tenant_id, c.person_id, c.id, {text}, {hash}
+  FROM zkr.claims c LEFT JOIN {lane} v ON v.tenant_id = c.tenant_id
+    AND v.person_id = c.person_id AND v.target_kind = 'claim' AND v.target_id = c.id
+ WHERE (c.tenant_id, c.person_id, c.id) > (%(t)s, %(p)s, %(id)s)
+   AND c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL
+   AND (v.target_id IS NULL OR v.input_hash <> {hash})
+ ORDER BY c.tenant_id, c.person_id, c.id LIMIT %(batch)s
+""",
+}
+
+# The vectors of one batch, written only where the target is still live with the same text: a
+# deletion or erasure applied meanwhile wins (FOR SHARE waits for it and re-checks the row).
+_UPSERT = """
+INSERT INTO {lane}(tenant_id, person_id, target_kind, target_id, input_hash, embedding)
+SELECT t.tenant_id, t.person_id, %(kind)s, t.id, x.input_hash, x.embedding::vector
+  FROM unnest(%(t)s::text[], %(p)s::text[], %(id)s::text[], %(hash)s::text[], %(vec)s::text[])
+       AS x(tenant_id, person_id, id, input_hash, embedding)
+  JOIN {table} t ON t.tenant_id = x.tenant_id AND t.person_id = x.person_id AND t.id = x.id
+ WHERE {live} AND {hash} = x.input_hash
+   FOR SHARE OF t
+ON CONFLICT (tenant_id, person_id, target_kind, target_id) DO UPDATE SET
+  input_hash = excluded.input_hash, embedding = excluded.embedding
 """
+
+_KINDS = {
+    # kind: (table, alias, liveness, projection text)
+    "source": ("sources", "s", "{a}.deleted_at IS NULL", "{a}.content"),
+    "claim": (
+        "claims",
+        "c",
+        "{a}.status = 'accepted' AND {a}.valid_until IS NULL AND {a}.recorded_until IS NULL",
+        "{a}.subject || ' ' || {a}.predicate || ' ' || {a}.value",
+    ),
+}
 
 
 @dataclass
@@ -80,58 +107,41 @@ def rebuild(
             conn, model, version, embedder.dimension, embedder.normalization, embedder.distance
         )
     lane = sql.Identifier(SCHEMA, table)
-    work = sql.SQL(_WORK).format(
-        lane=lane,
-        source_text=sql.SQL(_SOURCE_TEXT),
-        claim_text=sql.SQL(_CLAIM_TEXT),
-        source_hash=sql.SQL(_HASH.format(text=_SOURCE_TEXT)),
-        claim_hash=sql.SQL(_HASH.format(text=_CLAIM_TEXT)),
-    )
-    # The vector is written only if its target is still live with the same text: a deletion or
-    # erasure applied meanwhile wins (FOR SHARE waits for it and re-checks the row).
-    upserts = {
-        kind: sql.SQL(
-            "INSERT INTO {lane}(tenant_id, person_id, target_kind, target_id, input_hash,"
-            " embedding) SELECT t.tenant_id, t.person_id, %(kind)s, t.id, %(hash)s, %(vec)s::vector"
-            " FROM {table} t WHERE t.tenant_id = %(t)s AND t.person_id = %(p)s AND t.id = %(id)s"
-            " AND {live} AND {hash} = %(hash)s FOR SHARE OF t"
-            " ON CONFLICT (tenant_id, person_id, target_kind, target_id) DO UPDATE SET"
-            " input_hash = excluded.input_hash, embedding = excluded.embedding"
-        ).format(
-            lane=lane,
-            table=sql.Identifier(SCHEMA, table_name),
-            live=sql.SQL(live),
-            hash=sql.SQL(_HASH.format(text=text.replace("s.", "t.").replace("c.", "t."))),
-        )
-        for kind, table_name, live, text in (
-            ("source", "sources", "t.deleted_at IS NULL", _SOURCE_TEXT),
-            (
-                "claim",
-                "claims",
-                "t.status = 'accepted' AND t.valid_until IS NULL AND t.recorded_until IS NULL",
-                _CLAIM_TEXT,
-            ),
-        )
-    }
     stats = RebuildStats(model, version)
     size = batch_size or int(getattr(embedder, "batch_size", 32))
-    while True:
-        rows = conn.execute(work, {"batch": size}).fetchall()
-        if not rows:
-            return stats
-        vectors = embedder.embed_batch([row[4] for row in rows])
-        with conn.transaction(), conn.pipeline():
-            for row, vector in zip(rows, vectors, strict=True):
-                params = {
-                    "t": row[0],
-                    "p": row[1],
-                    "kind": row[2],
-                    "id": row[3],
-                    "hash": row[5],
-                    "vec": "[" + ",".join(repr(float(x)) for x in vector) + "]",
-                }
-                conn.execute(upserts[row[2]], params)
-        stats.embedded += len(rows)
-        stats.batches += 1
-        if progress is not None:
-            progress(stats)
+    for kind, (table_name, alias, live, text) in _KINDS.items():
+        work = sql.SQL(_WORK[kind]).format(
+            lane=lane,
+            text=sql.SQL(text.format(a=alias)),
+            hash=sql.SQL(_HASH.format(text=text.format(a=alias))),
+        )
+        upsert = sql.SQL(_UPSERT).format(
+            lane=lane,
+            table=sql.Identifier(SCHEMA, table_name),
+            live=sql.SQL(live.format(a="t")),
+            hash=sql.SQL(_HASH.format(text=text.format(a="t"))),
+        )
+        last = ("", "", "")
+        while True:
+            rows = conn.execute(
+                work, {"t": last[0], "p": last[1], "id": last[2], "batch": size}
+            ).fetchall()
+            if not rows:
+                break
+            last = (rows[-1][0], rows[-1][1], rows[-1][2])
+            vectors = embedder.embed_batch([row[3] for row in rows])
+            params = {
+                "kind": kind,
+                "t": [row[0] for row in rows],
+                "p": [row[1] for row in rows],
+                "id": [row[2] for row in rows],
+                "hash": [row[4] for row in rows],
+                "vec": ["[" + ",".join(repr(float(x)) for x in v) + "]" for v in vectors],
+            }
+            with conn.transaction():
+                conn.execute(upsert, params)
+            stats.embedded += len(rows)
+            stats.batches += 1
+            if progress is not None:
+                progress(stats)
+    return stats
