@@ -2,9 +2,10 @@
 
 Every call it makes is invalid by construction, whatever the rest of the arguments hold: a value
 of a type the schema does not allow, a required field left out, the scope smuggled in as an
-argument, a string past the contract's request size, an integer out of its range, or an id that
-is unknown or belongs to another scope (on an otherwise valid call). (Lone surrogates and NaN
-cannot pass through the SDK's client; ``test_raw_stdio`` sends them as raw JSON-RPC.)
+argument, a field the tool does not have, a string past the contract's request size, an integer
+out of its range, or an id that is unknown or belongs to another scope (on an otherwise valid
+call). Lone surrogates and NaN cannot pass through the SDK's client; ``test_raw_stdio`` sends them
+as raw JSON-RPC.
 """
 
 from __future__ import annotations
@@ -209,6 +210,10 @@ def bad_calls(
         field = rng.choice(["tenant_id", "person_id"])
         return BadCall("scope", {**base, field: rng.choice(["other", "", "tenant-b"])})
 
+    def unknown_field() -> BadCall:
+        name = rng.choice(["zz_extra", "tenant", "scope", "__proto__", "limit_"])
+        return BadCall("unknown_field", {**base, name: rng.choice(SAMPLES["string"])})
+
     def huge() -> BadCall:
         text = rng.choice(["a", "\u00e9", "\U0001f600", " "]) * HUGE
         if strings:
@@ -243,10 +248,10 @@ def bad_calls(
         return BadCall("foreign_id", args)
 
     makers: list[Callable[[], BadCall | None]] = [
-        wrong_type, missing, scope, huge, out_of_range, unknown_id, foreign_id,
+        wrong_type, missing, scope, unknown_field, huge, out_of_range, unknown_id, foreign_id,
     ]  # fmt: skip
     # Huge strings cost a megabyte each: keep them to about one call in sixteen.
-    weights = [4, 2, 2, 1, 2, 2, 2]
+    weights = [4, 2, 2, 1, 1, 2, 2, 2]
     calls: list[BadCall] = []
     attempts = 0
     while len(calls) < count:

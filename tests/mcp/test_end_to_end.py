@@ -104,12 +104,10 @@ async def scenario(client: Client) -> None:
     prompt = await client.get_prompt("what_do_you_remember")
     assert "What do you remember about me?" in prompt.messages[0].content.text  # type: ignore[union-attr]
 
-    # delete both captures: search finds nothing about either any more. deleted_at is explicit
-    # and later: "now" has a resolution of one second, and a deletion must come strictly after
-    # the correction that closed the first claim's recorded interval.
-    later = int(time.time()) + 5
+    # delete both captures (in the same second as the correction, with the server's "now"):
+    # search finds nothing about either any more.
     for source in (stored["source_id"], corrected["source_id"]):
-        _ok(await client.call_tool(TOOL["delete"], {"source_id": source, "deleted_at": later}))
+        _ok(await client.call_tool(TOOL["delete"], {"source_id": source}))
     await _finds_nothing(client)
 
 

@@ -66,6 +66,8 @@ def _check(tool: str, kind: str, arguments: Any, result: Any) -> str:
     assert message != INTERNAL_ERROR and code in INPUT_ERRORS, (tool, kind, code, message)
     if kind in EXPECTED_MESSAGE:
         assert message == EXPECTED_MESSAGE[kind], (tool, kind, message)
+    if kind == "unknown_field":
+        assert message.startswith("unknown field `"), message
     if kind == "scope":
         assert message in ("unknown field `tenant_id`", "unknown field `person_id`"), message
     return message

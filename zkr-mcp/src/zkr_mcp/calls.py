@@ -103,6 +103,9 @@ class ToolCalls:
             tenant_id=self.settings.tenant_id,
             person_id=self.settings.person_id,
             now=self.clock(),
+            # Lets a left-out "now" land after what is stored (a delete in the same second as
+            # the correction it follows).
+            db=self.db,
         )
         request = self._with_query_embedding(request)
         result = self.db.run(entry.operation.name, request)
