@@ -227,6 +227,28 @@ def all_pages(db: MemoryDb, tenant: str, person: str, limit: int) -> list[str]:
             return pages
 
 
+def renumbered(db: MemoryDb, tenant: str, person: str, limit: int) -> list[Any]:
+    """:func:`all_pages` with every commit sequence replaced by its rank in the scope's feed."""
+    sequences = [
+        row[0]
+        for row in db.conn.execute(
+            "SELECT sequence FROM memory_commits WHERE tenant_id = ? AND person_id = ?"
+            " ORDER BY sequence",
+            (tenant, person),
+        )
+    ]
+    rank = {0: 0, **{sequence: index + 1 for index, sequence in enumerate(sequences)}}
+    pages = []
+    for text in all_pages(db, tenant, person, limit):
+        page = json.loads(text)
+        page["high_water_mark"] = rank[page["high_water_mark"]]
+        page["next_after_commit"] = rank[page["next_after_commit"]]
+        for commit in page["commits"]:
+            commit["sequence"] = rank[commit["sequence"]]
+        pages.append(page)
+    return pages
+
+
 def answers(db: MemoryDb, tenant: str, person: str) -> dict[str, Any]:
     """Everything a reader can ask of one scope, as canonical JSON (errors included)."""
 
@@ -309,7 +331,8 @@ def test_round_trip_builds_the_same_memory(
         ).fetchone()[0]
         assert sum(r["applied_commits"] for r in results) == commits
         for page_limit in (1, 2, 7, 100):
-            assert all_pages(replica, tenant, person, page_limit) == all_pages(
+            # The replica numbers commits locally (issue 18): equal pages up to that numbering.
+            assert renumbered(replica, tenant, person, page_limit) == renumbered(
                 upstream, tenant, person, page_limit
             )
         expected = answers(upstream, tenant, person)

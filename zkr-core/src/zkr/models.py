@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 __all__ = [
     "I64_MAX",
@@ -102,6 +102,10 @@ U16 = Annotated[int, Field(strict=True, ge=0, le=2**16 - 1)]
 U32 = Annotated[int, Field(strict=True, ge=0, le=2**32 - 1)]
 U64 = Annotated[int, Field(strict=True, ge=0, le=2**64 - 1)]
 Limit = U32
+# Export feed positions (an upstream's numbers, checked before ``apply`` stages anything).
+FeedSequence = Annotated[int, Field(strict=True, ge=1, le=I64_MAX)]
+Count = Annotated[int, Field(strict=True, ge=1, le=I64_MAX)]
+Index = Annotated[int, Field(strict=True, ge=0, le=I64_MAX)]
 Text = Annotated[str, Field(strict=True)]
 # Vector elements accept JSON integers and decimals (rounded to float32 by the operations).
 VectorElement = Annotated[float, Field(strict=True, allow_inf_nan=True)]
@@ -252,14 +256,14 @@ class MemoryRef(_Record):
     """A reference to one record of memory: its kind and id."""
 
     kind: MemoryKind = Field(description="The kind of record.")
-    id: str = Field(description="The record's id.")
+    id: Text = Field(description="The record's id.")
 
 
 class TimeRange(_Record):
     """A half-open interval ``[from, until)``; ``until`` null means still open."""
 
-    from_: int = Field(alias="from", description=_at("Start, included"))
-    until: int | None = Field(description=_at("End, excluded; null while the interval is open"))
+    from_: I64 = Field(alias="from", description=_at("Start, included"))
+    until: I64 | None = Field(description=_at("End, excluded; null while the interval is open"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -556,14 +560,14 @@ class DeleteResult(_Record):
 class ProfileEntry(_Record):
     """A profile entry: the current value of one key, backed by a profile_fact claim."""
 
-    id: str = Field(description="The entry's id (stable per key: replacing a key keeps it).")
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    key: str = Field(description="The key: the backing claim's predicate.")
-    value: str = Field(description="The value: the backing claim's value.")
+    id: Text = Field(description="The entry's id (stable per key: replacing a key keeps it).")
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    key: Text = Field(description="The key: the backing claim's predicate.")
+    value: Text = Field(description="The value: the backing claim's value.")
     stability: ProfileStability = Field(description="How lasting the entry is.")
-    claim_id: str = Field(description="The backing claim.")
-    recorded_at: int = Field(description=_at("When the entry was recorded"))
+    claim_id: Text = Field(description="The backing claim.")
+    recorded_at: I64 = Field(description=_at("When the entry was recorded"))
 
 
 class ReviewResult(_Record):
@@ -638,39 +642,39 @@ class RebuildResult(_Record):
 class SourceBody(_Record):
     """A source: a raw observation, stored verbatim."""
 
-    id: str = Field(description="The source's id.")
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    revision: int = Field(description="1, or 2 once deleted.")
+    id: Text = Field(description="The source's id.")
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    revision: I64 = Field(description="1, or 2 once deleted.")
     kind: SourceKind = Field(description="Where the capture came from.")
-    content: str = Field(description="The captured text.")
-    captured_at: int = Field(description=_at("When it was observed"))
-    recorded_at: int = Field(description=_at("When it was recorded"))
-    deleted_at: int | None = Field(description=_at("When it was deleted; null while live"))
+    content: Text = Field(description="The captured text.")
+    captured_at: I64 = Field(description=_at("When it was observed"))
+    recorded_at: I64 = Field(description=_at("When it was recorded"))
+    deleted_at: I64 | None = Field(description=_at("When it was deleted; null while live"))
 
 
 class SourceRecord(_Record):
     """A source as the commit feed carries it, with its creation links."""
 
     source: SourceBody = Field(description="The source.")
-    ingestion_key: str | None = Field(description="Its idempotency key, or null.")
-    origin_evidence_id: str | None = Field(description="The evidence created with it, or null.")
-    origin_claim_id: str | None = Field(description="The claim created with it, or null.")
+    ingestion_key: Text | None = Field(description="Its idempotency key, or null.")
+    origin_evidence_id: Text | None = Field(description="The evidence created with it, or null.")
+    origin_claim_id: Text | None = Field(description="The claim created with it, or null.")
 
 
 class EvidenceBody(_Record):
     """An evidence quote: a citation of a source."""
 
-    id: str = Field(description="The evidence's id.")
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    source_id: str = Field(description="The source it quotes.")
-    source_revision: int = Field(description="The source revision quoted (always 1).")
-    quote: str = Field(description="The quoted text (the whole source text).")
-    byte_range: dict[str, int] | None = Field(
+    id: Text = Field(description="The evidence's id.")
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    source_id: Text = Field(description="The source it quotes.")
+    source_revision: I64 = Field(description="The source revision quoted (always 1).")
+    quote: Text = Field(description="The quoted text (the whole source text).")
+    byte_range: dict[str, I64] | None = Field(
         default=None, description="The quoted span `{start, end}` (always null: never recorded)."
     )
-    recorded_at: int = Field(description=_at("When it was recorded"))
+    recorded_at: I64 = Field(description=_at("When it was recorded"))
 
 
 class EvidenceRecord(_Record):
@@ -678,18 +682,18 @@ class EvidenceRecord(_Record):
 
     evidence: EvidenceBody = Field(description="The evidence.")
     locator: LocatorInput | None = Field(description="Its transcript locator, or null.")
-    deleted_at: int | None = Field(description=_at("When it was deleted; null while live"))
+    deleted_at: I64 | None = Field(description=_at("When it was deleted; null while live"))
 
 
 class ClaimRecord(_Record):
     """A claim: a typed assertion with valid time and recorded time."""
 
-    id: str = Field(description="The claim's id.")
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    subject: str = Field(description="Who or what it is about.")
-    predicate: str = Field(description="The property or relation.")
-    value: str = Field(description="The asserted value.")
+    id: Text = Field(description="The claim's id.")
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    subject: Text = Field(description="Who or what it is about.")
+    predicate: Text = Field(description="The property or relation.")
+    value: Text = Field(description="The asserted value.")
     kind: ClaimKind = Field(description="What kind of assertion.")
     valid_time: TimeRange = Field(description="When it was true in the world.")
     recorded_time: TimeRange = Field(description="When memory believed it.")
@@ -699,34 +703,34 @@ class ClaimRecord(_Record):
 class ClaimEvidenceRecord(_Record):
     """A link between a claim and an evidence quote."""
 
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    claim_id: str = Field(description="The claim.")
-    evidence_id: str = Field(description="The evidence.")
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    claim_id: Text = Field(description="The claim.")
+    evidence_id: Text = Field(description="The evidence.")
     relation: EvidenceRelation = Field(description="Supports or contradicts.")
-    confidence_basis_points: int = Field(description="Confidence, 0..10000.")
+    confidence_basis_points: U16 = Field(description="Confidence, 0..10000.")
 
 
 class CorrectionRecord(_Record):
     """A correction: which claim replaced which, and the capture that said so."""
 
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    superseded_claim_id: str = Field(description="The claim replaced.")
-    claim_id: str = Field(description="The replacement claim.")
-    source_id: str = Field(description="The source holding the correction text.")
-    evidence_id: str = Field(description="The evidence quoting it.")
-    valid_at: int = Field(description=_at("When the new value became true"))
-    recorded_at: int = Field(description=_at("When the correction was recorded"))
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    superseded_claim_id: Text = Field(description="The claim replaced.")
+    claim_id: Text = Field(description="The replacement claim.")
+    source_id: Text = Field(description="The source holding the correction text.")
+    evidence_id: Text = Field(description="The evidence quoting it.")
+    valid_at: I64 = Field(description=_at("When the new value became true"))
+    recorded_at: I64 = Field(description=_at("When the correction was recorded"))
 
 
 class DeletionRecord(_Record):
     """A removal: a tombstoned source or evidence, or a dropped profile entry or review."""
 
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
     target: MemoryRef = Field(description="What was removed.")
-    deleted_at: int = Field(description=_at("When it was removed"))
+    deleted_at: I64 = Field(description=_at("When it was removed"))
 
 
 class ProfileRecord(ProfileEntry):
@@ -736,22 +740,24 @@ class ProfileRecord(ProfileEntry):
 class DailyReviewRecord(_Record):
     """A daily review as the commit feed carries it."""
 
-    id: str = Field(description="The review's id.")
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
-    day: str = Field(description="The day reviewed.")
-    summary: str = Field(description="The review's text.")
-    evidence_ids: list[str] = Field(description="The evidence it cites.")
-    recorded_at: int = Field(description=_at("When it was recorded"))
+    id: Text = Field(description="The review's id.")
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+    day: Text = Field(description="The day reviewed.")
+    summary: Text = Field(description="The review's text.")
+    evidence_ids: list[Text] = Field(description="The evidence it cites.")
+    recorded_at: I64 = Field(description=_at("When it was recorded"))
 
 
 class ExportCommit(_Record):
     """One commit of the feed (or the part of it on this page)."""
 
-    sequence: int = Field(description="The commit's sequence number (global, never reused).")
-    recorded_at: int = Field(description=_at("The commit's caller-given time"))
-    event_count: int = Field(description="How many events the whole commit holds.")
-    first_event_index: int = Field(description="The index of the first event on this page.")
+    sequence: FeedSequence = Field(
+        description="The commit's sequence number (this database's own, never reused)."
+    )
+    recorded_at: I64 = Field(description=_at("The commit's caller-given time"))
+    event_count: Count = Field(description="How many events the whole commit holds.")
+    first_event_index: Index = Field(description="The index of the first event on this page.")
     records: list[dict[str, Any]] = Field(
         description="The events: `{kind, record}` export records, in order."
     )
@@ -760,12 +766,12 @@ class ExportCommit(_Record):
 class ExportPage(_Record):
     """One page of the commit feed and the cursor to continue from."""
 
-    export_format: int = Field(description="The feed format (1).")
-    database_schema_version: int = Field(description="The exporting database's schema version.")
-    high_water_mark: int = Field(description="The newest commit this paging includes.")
-    next_after_commit: int = Field(description="Cursor for the next page: after_commit.")
-    next_after_event_index: int = Field(description="Cursor for the next page: after_event_index.")
-    complete: bool = Field(description="True when nothing is left up to high_water_mark.")
+    export_format: U32 = Field(description="The feed format (1).")
+    database_schema_version: U32 = Field(description="The exporting database's schema version.")
+    high_water_mark: I64 = Field(description="The newest commit this paging includes.")
+    next_after_commit: I64 = Field(description="Cursor for the next page: after_commit.")
+    next_after_event_index: I64 = Field(description="Cursor for the next page: after_event_index.")
+    complete: StrictBool = Field(description="True when nothing is left up to high_water_mark.")
     commits: list[ExportCommit] = Field(description="The commits, in sequence order.")
 
 

@@ -15,15 +15,18 @@ Replaying events already held changes nothing (an event that differs from the st
 error). A page that does not continue from what the replica holds - a skipped event or commit, an
 ``event_count`` that changed - is refused and applies nothing.
 
-The replica's own feed carries the same records, ``recorded_at`` and event counts as upstream. Its
-commit **sequences** are upstream's whenever that keeps the feed append-only (upstream's number is
-above every sequence this database has used - always the case for a database that only replicates
-one upstream scope); otherwise the next local sequence is used. Export pages of a replicated scope
-are then identical to upstream's, cursors and high-water marks included, in the common case.
+The replica's own feed carries the same records, ``recorded_at`` and event counts as upstream,
+under **local** commit sequences: an upstream commit's number is only a position in *that* feed.
+It is kept where the protocol needs it - the durable cursor (``replica_cursor.applied_commit``) and
+the staging rows, both per (scope, upstream) - and never reaches ``memory_commits``, so a page from
+any peer (even one claiming sequence 2^63-1) cannot exhaust or steer the numbering every other
+scope's writes use. Every integer of a page is checked for its type and range (strict, like the
+other commands) before anything is staged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -321,7 +324,6 @@ def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _Sta
         request.person_id,
         state.staged_recorded_at,
         commit_records,
-        sequence=sequence if sequence > _last_sequence(conn) else None,
     )
     conn.execute(
         f"DELETE FROM replica_staging WHERE {_KEY} AND commit_sequence = ?",
@@ -336,14 +338,6 @@ def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _Sta
     )
     state.applied_commit, state.applied_event_count = sequence, state.staged_event_count
     state.staged_commit, state.staged_events, state.staged_event_count = None, 0, 0
-
-
-def _last_sequence(conn: sqlite3.Connection) -> int:
-    row = conn.execute(
-        "SELECT max(coalesce((SELECT max(sequence) FROM memory_commits), 0),"
-        " coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'memory_commits'), 0))"
-    ).fetchone()
-    return int(row[0])
 
 
 def _result(state: _State, applied: int, received: int) -> m.ApplyResult:
@@ -371,36 +365,74 @@ def _apply_records(conn: sqlite3.Connection, commit_records: list[ExportRecord])
     group in commit order.
     """
     for _, body in commit_records:
-        if isinstance(body, m.SourceRecord):
-            _upsert_source(conn, body)
-        elif isinstance(body, m.EvidenceRecord):
-            _upsert_evidence(conn, body)
-        elif isinstance(body, m.ClaimRecord):
-            _upsert_claim(conn, body)
+        with _refused_as(body):
+            if isinstance(body, m.SourceRecord):
+                _upsert_source(conn, body)
+            elif isinstance(body, m.EvidenceRecord):
+                _upsert_evidence(conn, body)
+            elif isinstance(body, m.ClaimRecord):
+                _upsert_claim(conn, body)
     for _, body in commit_records:
         if isinstance(body, m.SourceRecord):
-            conn.execute(
-                "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?"
-                " AND (origin_evidence_id IS NOT ? OR origin_claim_id IS NOT ?)",
-                (
-                    body.origin_evidence_id,
-                    body.origin_claim_id,
-                    body.source.id,
-                    body.origin_evidence_id,
-                    body.origin_claim_id,
-                ),
-            )
+            with _refused_as(body):
+                conn.execute(
+                    "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?"
+                    " AND tenant_id = ? AND person_id = ?"
+                    " AND (origin_evidence_id IS NOT ? OR origin_claim_id IS NOT ?)",
+                    (
+                        body.origin_evidence_id,
+                        body.origin_claim_id,
+                        body.source.id,
+                        body.source.tenant_id,
+                        body.source.person_id,
+                        body.origin_evidence_id,
+                        body.origin_claim_id,
+                    ),
+                )
     for _, body in commit_records:
-        if isinstance(body, m.ClaimEvidenceRecord):
-            _upsert_link(conn, body)
-        elif isinstance(body, m.CorrectionRecord):
-            _upsert_correction(conn, body)
-        elif isinstance(body, m.ProfileRecord):
-            _upsert_profile(conn, body)
-        elif isinstance(body, m.DailyReviewRecord):
-            _upsert_review(conn, body)
-        elif isinstance(body, m.DeletionRecord):
-            _remove(conn, body)
+        with _refused_as(body):
+            if isinstance(body, m.ClaimEvidenceRecord):
+                _upsert_link(conn, body)
+            elif isinstance(body, m.CorrectionRecord):
+                _upsert_correction(conn, body)
+            elif isinstance(body, m.ProfileRecord):
+                _upsert_profile(conn, body)
+            elif isinstance(body, m.DailyReviewRecord):
+                _upsert_review(conn, body)
+            elif isinstance(body, m.DeletionRecord):
+                _remove(conn, body)
+
+
+def _record_id(body: BaseModel) -> str:
+    """The id a refusal names: the record's own id, or what a link or removal points at."""
+    if isinstance(body, m.SourceRecord):
+        return body.source.id
+    if isinstance(body, m.EvidenceRecord):
+        return body.evidence.id
+    if isinstance(body, m.ClaimEvidenceRecord | m.CorrectionRecord):
+        return body.claim_id
+    if isinstance(body, m.DeletionRecord):
+        return body.target.id
+    record_id: str = getattr(body, "id")  # noqa: B009 - claim, profile and review records
+    return record_id
+
+
+@contextlib.contextmanager
+def _refused_as(body: BaseModel) -> Iterator[None]:
+    """One answer for every record this scope cannot take (issue 18, defect 4).
+
+    An id held by another scope and a reference to a row this scope lacks (missing, or another
+    scope's: the schema triggers cannot tell them apart either) are refused with the same message,
+    which names only what the page itself carried - never that another scope exists.
+    """
+    try:
+        yield
+    except (_Unapplicable, sqlite3.IntegrityError):
+        raise ExportError(f"export record {_record_id(body)} cannot be applied") from None
+
+
+class _Unapplicable(Exception):
+    """An upsert that matched a row of another scope (and so changed nothing)."""
 
 
 # An id that exists in another scope is never taken over: the upsert updates nothing and fails.
@@ -411,7 +443,7 @@ _SAME_SCOPE = (
 
 def _upsert_row(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
     if conn.execute(sql, params).rowcount == 0:
-        raise ExportError(f"export record {params[0]} belongs to another scope")
+        raise _Unapplicable
 
 
 def _quoted(value: str) -> str:
@@ -500,7 +532,7 @@ def _upsert_evidence(conn: sqlite3.Connection, record: m.EvidenceRecord) -> None
             ),
         )
     if record.deleted_at is not None:
-        _drop_embeddings(conn, "evidence", e.id)
+        _drop_embeddings(conn, (e.tenant_id, e.person_id), "evidence", e.id)
 
 
 def _upsert_claim(conn: sqlite3.Connection, c: m.ClaimRecord) -> None:
@@ -532,7 +564,7 @@ def _upsert_claim(conn: sqlite3.Connection, c: m.ClaimRecord) -> None:
     )
     if c.status is m.ClaimStatus.retracted:
         # As upstream's delete does: a retracted claim keeps no vectors.
-        _drop_embeddings(conn, "claim", c.id)
+        _drop_embeddings(conn, (c.tenant_id, c.person_id), "claim", c.id)
 
 
 def _upsert_link(conn: sqlite3.Connection, r: m.ClaimEvidenceRecord) -> None:
@@ -631,12 +663,17 @@ def _remove(conn: sqlite3.Connection, r: m.DeletionRecord) -> None:
         )
     elif kind is m.MemoryKind.source:
         # The tombstone itself arrived as the source record; vectors are projections to purge.
-        _drop_embeddings(conn, "source", target_id)
+        _drop_embeddings(conn, scope, "source", target_id)
     elif kind is m.MemoryKind.evidence:
-        _drop_embeddings(conn, "evidence", target_id)
+        _drop_embeddings(conn, scope, "evidence", target_id)
 
 
-def _drop_embeddings(conn: sqlite3.Connection, target_kind: str, target_id: str) -> None:
+def _drop_embeddings(
+    conn: sqlite3.Connection, scope: tuple[str, str], target_kind: str, target_id: str
+) -> None:
+    """Purge the target's vectors - in the record's scope only (a page names any id it likes)."""
     conn.execute(
-        "DELETE FROM embeddings WHERE target_kind = ? AND target_id = ?", (target_kind, target_id)
+        "DELETE FROM embeddings WHERE tenant_id = ? AND person_id = ? AND target_kind = ?"
+        " AND target_id = ?",
+        (*scope, target_kind, target_id),
     )

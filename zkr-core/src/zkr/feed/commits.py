@@ -35,14 +35,12 @@ def append_commit(
     person_id: str,
     recorded_at: int,
     records: Sequence[ExportRecord],
-    *,
-    sequence: int | None = None,
 ) -> int:
     """Append one commit with its events; returns the commit's sequence.
 
     Must run inside the mutation's transaction. Every record must belong to the commit's scope and
-    serialize to at most :data:`MAX_EXPORT_RECORD_BYTES`. *sequence* (used by ``apply`` to keep an
-    upstream commit's number) must be above every sequence used so far; ``None`` takes the next one.
+    serialize to at most :data:`MAX_EXPORT_RECORD_BYTES`. The sequence is always the next local one
+    (``apply`` keeps upstream numbers in its own cursor, never here).
 
     :raises LimitExceeded: ``export record exceeds 1048576 bytes``.
     :raises ExportError: ``export record scope does not match its commit``.
@@ -56,9 +54,8 @@ def append_commit(
             raise LimitExceeded("export record exceeds 1048576 bytes")
         payloads.append(payload)
     cursor = conn.execute(
-        "INSERT INTO memory_commits(sequence, tenant_id, person_id, recorded_at)"
-        " VALUES (?, ?, ?, ?)",
-        (sequence, tenant_id, person_id, recorded_at),
+        "INSERT INTO memory_commits(tenant_id, person_id, recorded_at) VALUES (?, ?, ?)",
+        (tenant_id, person_id, recorded_at),
     )
     appended = cursor.lastrowid
     assert appended is not None

@@ -121,11 +121,7 @@ class Database:
             try:
                 yield conn
             except BaseException as exc:
-                if nested:
-                    conn.execute("ROLLBACK TO zkr_atomic")
-                    conn.execute("RELEASE zkr_atomic")
-                else:
-                    conn.execute("ROLLBACK")
+                _roll_back(conn, nested)
                 translated = _translate_sqlite_error(exc)
                 if translated is not None:
                     raise translated from exc
@@ -137,6 +133,22 @@ class Database:
                     conn.execute("COMMIT")
                 if write:
                     self.caches.clear()
+
+
+def _roll_back(conn: sqlite3.Connection, nested: bool) -> None:
+    """Undo the block; never replace the error that got us here.
+
+    Some failures (SQLITE_FULL, an I/O error, an interrupt) make SQLite end the transaction
+    itself; a ROLLBACK then fails with "no transaction is active", which would mask the real cause.
+    """
+    if not conn.in_transaction:
+        return
+    with contextlib.suppress(sqlite3.Error):
+        if nested:
+            conn.execute("ROLLBACK TO zkr_atomic")
+            conn.execute("RELEASE zkr_atomic")
+        else:
+            conn.execute("ROLLBACK")
 
 
 def _translate_sqlite_error(exc: BaseException) -> Exception | None:
