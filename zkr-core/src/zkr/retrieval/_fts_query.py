@@ -14,7 +14,9 @@ plain words.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from zkr.retrieval._alphabetic_marks import OTHER_ALPHABETIC_RANGES
@@ -33,6 +35,7 @@ __all__ = [
 #: The token query keeps at most this many unique terms, which bounds the FTS5 expression.
 MAX_TOKEN_TERMS = 32
 
+_ASCII_RUN = re.compile(r"[0-9A-Za-z]+")
 _RANGE_STARTS = tuple(first for first, _ in OTHER_ALPHABETIC_RANGES)
 
 
@@ -69,6 +72,11 @@ def token_terms(query: str) -> list[str]:
 
     Uniqueness is case-insensitive by Unicode lowercase (``Alice`` and ``ALICE`` are one term).
     """
+    if query.isascii():
+        # Rust's alphanumeric is [0-9A-Za-z] on ASCII: one regex pass instead of a loop per
+        # character (a 1 MiB query of repeated words otherwise costs half a second here).
+        # dict.fromkeys drops repeated spellings at C speed, keeping first occurrences in order.
+        return _unique_terms(iter(dict.fromkeys(_ASCII_RUN.findall(query))))
     terms: list[str] = []
     seen: set[str] = set()
     start: int | None = None
@@ -89,6 +97,19 @@ def token_terms(query: str) -> list[str]:
         terms.append(term)
         if len(terms) == MAX_TOKEN_TERMS:
             break
+    return terms
+
+
+def _unique_terms(runs: Iterator[str]) -> list[str]:
+    terms: list[str] = []
+    seen: set[str] = set()
+    for term in runs:
+        folded = term.lower()
+        if folded not in seen:
+            seen.add(folded)
+            terms.append(term)
+            if len(terms) == MAX_TOKEN_TERMS:
+                break
     return terms
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from zkr import models as m
+from zkr.retrieval._bounds import phrase_is_worth_running
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
 
@@ -341,9 +342,13 @@ def lexical_ranking(
         return ranking
     queries = build_queries(query)
     seen: set[Target] = set()
-    for target in _matching_rows(
-        conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit, wanted
-    ):
+    # A phrase that cannot match in scope, or too long to hand to FTS5, is not run (issue 18).
+    phrase_rows = (
+        _matching_rows(conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit, wanted)
+        if phrase_is_worth_running(conn, query, tenant_id, person_id)
+        else iter(())
+    )
+    for target in phrase_rows:
         if target not in seen:
             seen.add(target)
             ranking.append(target)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from zkr import models as m
+from zkr.retrieval._bounds import search_budget
 from zkr.retrieval._fusion import Target, fuse
 from zkr.retrieval._lexical import lexical_ranking
 from zkr.retrieval._materialize import materialize, materialize_all
@@ -48,7 +49,7 @@ def search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
     hybrid = request.query_embedding is not None and as_of is None
     # Inside a caller's write transaction the dense path must not cache what it sees.
     nested = db.conn.in_transaction
-    with db.atomic(write=False) as conn:
+    with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
         # Alone, the lexical list fuses to its own first `limit` targets in order (one list's
         # relevance falls strictly with the position for every position up to the 400 a list can
         # have; tests/core/test_fusion.py checks it), so only those are built. With a dense list

@@ -17,10 +17,12 @@ from typing import Any, Self
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "Database"]
+__all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_SECONDS = 5.0
+#: Default time one search may take before it fails with LimitExceeded (zkr.retrieval._bounds).
+SEARCH_BUDGET_SECONDS = 5.0
 
 # Trigger messages of the schema (contract §3.4): a RAISE(ABORT, msg) surfaces as IntegrityError.
 _TRIGGER_MESSAGES = frozenset(
@@ -66,6 +68,8 @@ class Database:
         self._closed = False
         #: Caches owned by projections (e.g. dense lane matrices), dropped on every write.
         self.caches: dict[str, Any] = {}
+        #: Time one search may take before it fails with LimitExceeded (None: unbounded).
+        self.search_budget_seconds: float | None = SEARCH_BUDGET_SECONDS
         self.conn = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
         )
