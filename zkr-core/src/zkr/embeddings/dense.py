@@ -65,7 +65,11 @@ _LOAD_CHUNK = 4096
 _REBUILD_SHARE = 4
 
 # Cached lanes of each open Database, kept across writes (``db.caches`` is cleared on every write).
-_LANES: weakref.WeakKeyDictionary[Database, dict[str, DenseLane]] = weakref.WeakKeyDictionary()
+# Keyed by the (tenant, person, model, version) tuple itself: any joined string could collide, as
+# every character (NUL included) is legal in an id (issue 18, defect 5).
+_LANES: weakref.WeakKeyDictionary[Database, dict[tuple[str, str, str, str], DenseLane]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _target_order(target: Target) -> tuple[int, str]:
@@ -471,16 +475,17 @@ def load_lane(
     lane_key = (tenant_id, person_id, model, version)
     if not cache:
         return _build(conn, lane_key, None)
-    key = "\x00".join(lane_key)
+    key = lane_key
     # No ticks to follow (no embedding_dirty table): keep a lane only until the data changes.
     if not has_table(conn, "embedding_dirty"):
         stamp = _stamp(conn)
-        cached = db.caches.get(f"dense:{key}")
+        cache_key = "dense:" + json.dumps(lane_key)  # unambiguous, unlike a joined string
+        cached = db.caches.get(cache_key)
         if isinstance(cached, DenseLane) and cached.stamp == stamp:
             return cached
         lane = _build(conn, lane_key, None)
         lane.stamp = stamp
-        db.caches[f"dense:{key}"] = lane
+        db.caches[cache_key] = lane
         return lane
     tick: int = conn.execute("SELECT COALESCE(MAX(tick), 0) FROM embedding_dirty").fetchone()[0]
     lanes = _LANES.setdefault(db, {})
@@ -497,7 +502,7 @@ def load_lane(
     return lane
 
 
-def cached_lanes(db: Database) -> dict[str, DenseLane]:
+def cached_lanes(db: Database) -> dict[tuple[str, str, str, str], DenseLane]:
     """The lanes kept for *db* (keyed by scope, model and version); for tests and diagnostics."""
     return dict(_LANES.get(db, {}))
 
