@@ -11,6 +11,7 @@ __all__ = [
     "DuplicatePluginIdError",
     "EmbeddingError",
     "ExportError",
+    "ForeignDatabaseError",
     "IntegrityError",
     "InvalidRequest",
     "LimitExceeded",
@@ -91,6 +92,12 @@ class SchemaVersionError(ZkrError):
     """The database was written by a newer zkr than this one."""
 
     code = "schema_newer"
+
+
+class ForeignDatabaseError(ZkrError):
+    """The file is another application's SQLite database; zkr leaves it untouched."""
+
+    code = "foreign_database"
 
 
 class MigrationError(ZkrError):

@@ -16,6 +16,8 @@ from typing import Any, Self
 
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
+from zkr.store.opening import check_file, enable_wal
+from zkr.store.schema import SCHEMA_VERSION
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
 
@@ -63,7 +65,9 @@ class Database:
     ) -> None:
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            # The path created is the path opened: `~` expanded for both (issue 18, defect 10).
+            self.path = os.path.expanduser(self.path)
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._closed = False
         #: Caches owned by projections (e.g. dense lane matrices), dropped on every write.
@@ -75,9 +79,11 @@ class Database:
         )
         try:
             self.conn.execute("PRAGMA foreign_keys = ON")
+            # Look before writing: a file zkr refuses is never modified (zkr.store.opening).
+            check_file(self.conn, SCHEMA_VERSION)
             if self.path != ":memory:":
                 # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
-                self.conn.execute("PRAGMA journal_mode = WAL")
+                enable_wal(self.conn, BUSY_TIMEOUT_SECONDS)
             if prepare_connection is not None:
                 prepare_connection(self.conn)
             migrate(self.conn)
