@@ -90,7 +90,9 @@ def test_serve_refuses_oversized_lines_and_keeps_going(
         [
             _line("search", huge_request),
             enormous + b"\n",
-            _line("search", exact),
+            # The raw request text is measured (issue 18): written compactly, it is exactly 1 MiB.
+            json.dumps({"command": "search", "request": exact}, separators=(",", ":")).encode()
+            + b"\n",
             _line("search", {**SCOPE, "query": "tea"}),
         ]
     )

@@ -3,16 +3,26 @@
 The contract's parser (serde_json) is stricter than Python's ``json``: it refuses duplicate keys,
 the ``NaN``/``Infinity`` literals and lone UTF-16 surrogates. Output is compact UTF-8 with keys
 sorted at every depth, so two equal answers are equal byte strings.
+
+serde_json is strict only where a request has a field: the value of an ignored (unknown) field is
+skipped unread, so duplicate keys, lone surrogates, numbers out of any range and any nesting depth
+inside it are accepted. ``parse_request(raw, lenient=True)`` parses that way: it refuses only what
+is not JSON at all (and NaN/Infinity), remembers the duplicate keys of each object
+(:class:`JsonObject`), keeps lone surrogates, and gives integers written ``-0`` as the float
+``-0.0`` (serde_json's reading, so an integer field refuses it as a float).
+:func:`zkr.store.known_fields.check_known_fields` then applies the strict rules to the fields a
+request model knows.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from zkr.errors import RequestParseError
 
-__all__ = ["canonical_dumps", "compact_len", "ordered_dumps", "parse_request"]
+__all__ = ["JsonObject", "canonical_dumps", "compact_len", "ordered_dumps", "parse_request"]
 
 
 def _reject_constant(name: str) -> Any:
@@ -38,12 +48,82 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def parse_request(raw: bytes | str) -> Any:
+class JsonObject(dict[str, Any]):
+    """A parsed object that remembers which of its keys were given more than once (lenient mode;
+    the last value is kept, as nothing reads an ignored field's value)."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def _lenient_object(pairs: list[tuple[str, Any]]) -> JsonObject:
+    obj = JsonObject()
+    duplicates: list[str] = []
+    for key, value in pairs:
+        if key in obj:
+            duplicates.append(key)
+        obj[key] = value
+    if duplicates:
+        obj.duplicates = tuple(duplicates)
+    return obj
+
+
+def _lenient_int(text: str) -> Any:
+    # serde_json reads -0 as the float -0.0; a number too long for Python's int() (4300 digits)
+    # is out of every integer range anyway, and is read as the float it would round to.
+    if text == "-0":
+        return -0.0
+    if len(text) > 40:
+        return float(text)
+    return int(text)
+
+
+#: Containers nested deeper than this inside a request are never a field of any request model.
+MAX_KNOWN_DEPTH = 64
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def _flatten_deep(text: str) -> str:
+    """*text* with every container nested deeper than :data:`MAX_KNOWN_DEPTH` replaced by null.
+
+    Python's parser recurses (and gives up near depth 1000); serde_json skips an ignored value
+    whatever its depth. No field of a request lies that deep, so what is replaced could only be
+    read as an ignored value - or it sits inside a known field whose value stays a container of the
+    wrong type, so the refusal is the same.
+    """
+    parts: list[str] = []
+    depth = 0
+    cut_from = 0
+    deep_start = -1
+    for token in _STRUCTURE.finditer(text):
+        char = token.group()[0]
+        if char == '"':
+            continue
+        if char in "[{":
+            depth += 1
+            if depth == MAX_KNOWN_DEPTH + 1:
+                deep_start = token.start()
+        else:
+            if depth == MAX_KNOWN_DEPTH + 1 and deep_start >= 0:
+                parts.append(text[cut_from:deep_start])
+                parts.append("null")
+                cut_from = token.end()
+                deep_start = -1
+            depth -= 1
+    parts.append(text[cut_from:])
+    return "".join(parts)
+
+
+def parse_request(raw: bytes | str, *, lenient: bool = False) -> Any:
     """Parse exactly one JSON value with the contract's strictness.
+
+    With *lenient*, only what is not JSON is refused (see the module docstring); the caller then
+    checks the fields it knows with :func:`zkr.store.known_fields.check_known_fields`.
 
     :raises RequestParseError: empty input, malformed JSON, trailing data, duplicate keys,
         NaN/Infinity, invalid UTF-8 or lone surrogate escapes.
     """
+    if lenient:
+        return _parse_lenient(raw)
     if isinstance(raw, bytes):
         try:
             text = raw.decode("utf-8")
@@ -65,9 +145,49 @@ def parse_request(raw: bytes | str) -> Any:
     return value
 
 
+def _parse_lenient(raw: bytes | str) -> Any:
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RequestParseError(f"invalid UTF-8 at byte {exc.start}") from None
+    else:
+        text = raw
+    if not text.strip():
+        raise RequestParseError("EOF while parsing a value at line 1 column 0")
+
+    def load(source: str) -> Any:
+        return json.loads(
+            source,
+            object_pairs_hook=_lenient_object,
+            parse_constant=_reject_constant,
+            parse_int=_lenient_int,
+        )
+
+    try:
+        try:
+            return load(text)
+        except RecursionError:
+            return load(_flatten_deep(text))
+    except json.JSONDecodeError as exc:
+        raise RequestParseError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise RequestParseError("recursion limit exceeded") from None
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether *text* holds a UTF-16 surrogate code point (a lone surrogate escape was parsed)."""
+    return not text.isascii() and any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
 def canonical_dumps(value: Any) -> str:
-    """Compact JSON with keys sorted at every depth and raw UTF-8: the CLI's output form."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON with keys sorted at every depth and raw UTF-8: the CLI's output form.
+
+    NaN and infinities are refused (ValueError): they are not JSON, and no line may carry them.
+    """
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def ordered_dumps(value: Any) -> str:

@@ -28,6 +28,7 @@ from zkr.feed.export import export
 from zkr.jsonio import parse_request
 from zkr.retrieval import get, lookups, search
 from zkr.store.database import Database
+from zkr.store.known_fields import check_known_fields
 from zkr.writes.capture import locator, remember
 from zkr.writes.correction import correct
 from zkr.writes.deletion import delete
@@ -334,6 +335,11 @@ def describe_validation_error(exc: ValidationError) -> str:
         return f"missing field `{location}`"
     if kind == "extra_forbidden":
         return f"unknown field `{location}`"
+    if kind == "int_type" and isinstance(error["input"], float):
+        # serde_json's wording: a number with a fraction, an exponent, or written -0 is a float.
+        return f"invalid type: floating point `{error['input']!r}`, expected an integer" + (
+            f" (field `{location}`)"
+        )
     if kind in ("enum", "literal_error"):
         expected = error.get("ctx", {}).get("expected", "")
         return f"unknown variant `{error['input']}`, expected {expected} (field `{location}`)"
@@ -351,6 +357,8 @@ def validate(operation: Operation, payload: Any) -> BaseModel:
         raise RequestParseError(
             f"invalid type: expected a JSON object for `{operation.name}` request"
         )
+    # The strict JSON rules where the request has fields (a lenient parse left them to us).
+    check_known_fields(payload, operation.request)
     try:
         return operation.request.model_validate(payload)
     except ValidationError as exc:
@@ -362,7 +370,7 @@ def parse(operation: Operation, raw: bytes | str) -> BaseModel:
     size = len(raw.encode("utf-8")) if isinstance(raw, str) else len(raw)
     if size > MAX_REQUEST_BYTES:
         raise LimitExceeded(f"request exceeds {MAX_REQUEST_BYTES} bytes")
-    return validate(operation, parse_request(raw))
+    return validate(operation, parse_request(raw, lenient=True))
 
 
 def to_json(result: Any) -> Any:

@@ -41,6 +41,7 @@ from zkr.feed.commits import append_commit, serialize_record
 from zkr.feed.export import EXPORT_FORMAT, export, record_scope
 from zkr.jsonio import ordered_dumps
 from zkr.store.fts_rows import index_source, unindex_source
+from zkr.store.known_fields import RECORD_MODELS
 from zkr.store.records import ExportRecord
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 from zkr.store.validation import require_scope
@@ -49,17 +50,6 @@ if TYPE_CHECKING:
     from zkr.store.database import Database
 
 __all__ = ["apply", "position", "sync"]
-
-_RECORD_MODELS: dict[str, type[BaseModel]] = {
-    "source": m.SourceRecord,
-    "evidence": m.EvidenceRecord,
-    "claim": m.ClaimRecord,
-    "claim_evidence": m.ClaimEvidenceRecord,
-    "correction": m.CorrectionRecord,
-    "deletion": m.DeletionRecord,
-    "profile": m.ProfileRecord,
-    "daily_review": m.DailyReviewRecord,
-}
 
 
 @dataclass
@@ -221,7 +211,7 @@ def _page_events(page: m.ExportPage, cursor: tuple[int, int]) -> Iterator[_Event
 
 def _record(raw: dict[str, Any]) -> ExportRecord:
     kind = raw.get("kind")
-    model = _RECORD_MODELS.get(kind) if isinstance(kind, str) else None
+    model = RECORD_MODELS.get(kind) if isinstance(kind, str) else None
     if model is None:
         raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
     try:
