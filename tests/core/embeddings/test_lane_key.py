@@ -13,7 +13,7 @@ import pytest
 
 from zkr import operations
 from zkr.db import MemoryDb
-from zkr.embeddings import input_hash
+from zkr.embeddings.projections import input_hash
 
 SCOPES = [("x\x00y", "z"), ("x", "y\x00z")]
 
