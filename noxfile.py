@@ -196,6 +196,23 @@ def mcp(session: nox.Session) -> None:
 
 
 @nox.session
+def fuzz(session: nox.Session) -> None:
+    """The long fuzz profile (issue 18): >= 2,000 generated requests per operation, through the
+    library and through ``zkr serve``, with the crash and concurrency figures. Not part of CI (the
+    tests session runs the short profile of the same suites)."""
+    _sync(session, "--all-packages", "--group", "test")
+    session.run(
+        "pytest",
+        "-q",
+        "-s",
+        "tests/integration/test_fuzz.py",
+        "tests/integration/test_hostile_suites.py",
+        *session.posargs,
+        env={"ZKR_FUZZ_PROFILE": "long"},
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks; writes a JSON report (default bench-report.json). Not part of CI."""
     _sync(session, "--all-packages")
