@@ -31,8 +31,33 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_REQUEST_BYTES = 1_048_576
-COMMON = ["the", "of", "and", "to", "a", "in", "is", "it", "you", "that", "he", "was", "for",
-          "on", "are", "with", "as", "his", "they", "be", "at", "one", "have", "this", "from"]  # fmt: skip
+COMMON = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "a",
+    "in",
+    "is",
+    "it",
+    "you",
+    "that",
+    "he",
+    "was",
+    "for",
+    "on",
+    "are",
+    "with",
+    "as",
+    "his",
+    "they",
+    "be",
+    "at",
+    "one",
+    "have",
+    "this",
+    "from",
+]
 VICTIM = {"tenant_id": "victim", "person_id": "v"}
 ATTACKER = {"tenant_id": "attacker", "person_id": "a"}
 
@@ -51,9 +76,10 @@ def build_corpus(path: Path, sources: int) -> None:
         for index in range(sources):
             text = " ".join(rng.choice(COMMON) for _ in range(rng.randint(6, 18)))
             db.remember(
-                m.RememberRequest(**VICTIM, kind="conversation", text=text, captured_at=index,
-                                  recorded_at=index)
-            )  # fmt: skip
+                m.RememberRequest(
+                    **VICTIM, kind="conversation", text=text, captured_at=index, recorded_at=index
+                )
+            )
 
 
 def repeated(words: list[str], size: int) -> str:
@@ -75,7 +101,9 @@ def fill(request: dict[str, Any], field: str, text_size: int) -> dict[str, Any]:
     return {**request, field: text_size and repeated(COMMON, MAX_REQUEST_BYTES - overhead - 16)}
 
 
-def one_shot(db: Path, command: str, request: bytes, scratch: Path) -> tuple[float, int, int, bytes]:
+def one_shot(
+    db: Path, command: str, request: bytes, scratch: Path
+) -> tuple[float, int, int, bytes]:
     """(seconds, peak RSS in bytes, exit status, stdout) of one ``zkr --db DB command`` process.
 
     stdin and stdout are files, not pipes, so ``os.wait4`` reaps the child and reports its own
@@ -87,8 +115,10 @@ def one_shot(db: Path, command: str, request: bytes, scratch: Path) -> tuple[flo
         started = time.perf_counter()
         child = subprocess.Popen(
             [sys.executable, "-m", "zkr_cli", "--db", str(db), command],
-            stdin=stdin, stdout=stdout, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+        )
         _, status, usage = os.wait4(child.pid, 0)
         elapsed = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
@@ -96,7 +126,8 @@ def one_shot(db: Path, command: str, request: bytes, scratch: Path) -> tuple[flo
 
 
 def measure(db: Path, command: str, request: Any, repeat: int) -> dict[str, Any]:
-    raw = request if isinstance(request, bytes) else json.dumps(request, ensure_ascii=False).encode()
+    raw = request if isinstance(request, bytes) else json.dumps(request, ensure_ascii=False)
+    raw = raw if isinstance(raw, bytes) else raw.encode()
     times: list[float] = []
     peaks: list[int] = []
     answer = b""
@@ -123,29 +154,51 @@ def cases(peer_page: dict[str, Any]) -> dict[str, tuple[str, Any]]:
         "search_1mib_common_words_other_tenant": ("search", {**ATTACKER, "query": big}),
         "search_1mib_common_words_own_scope": ("search", {**VICTIM, "query": big}),
         "search_256_word_phrase_own_scope": (
-            "search", {**VICTIM, "query": repeated(COMMON, 256 * 4)[: 256 * 3]}
-        ),  # fmt: skip
+            "search",
+            {**VICTIM, "query": repeated(COMMON, 256 * 4)[: 256 * 3]},
+        ),
         "search_1mib_unique_words_own_scope": ("search", {**VICTIM, "query": unique}),
         "search_1mib_non_ascii_own_scope": ("search", {**VICTIM, "query": accented}),
         "search_limit_100_common_word": ("search", {**VICTIM, "query": "the", "limit": 100}),
         "remember_1mib_text": (
             "remember",
-            {**ATTACKER, "kind": "document", "text": repeated(COMMON, MAX_REQUEST_BYTES - 300),
-             "captured_at": 1, "recorded_at": 1},
-        ),  # fmt: skip
-        "apply_hostile_page_i64_sequence": ("apply", {
-            **ATTACKER, "upstream": "hostile", "after_commit": 0, "after_event_index": -1,
-            "page": peer_page}),  # fmt: skip
+            {
+                **ATTACKER,
+                "kind": "document",
+                "text": repeated(COMMON, MAX_REQUEST_BYTES - 300),
+                "captured_at": 1,
+                "recorded_at": 1,
+            },
+        ),
+        "apply_hostile_page_i64_sequence": (
+            "apply",
+            {
+                **ATTACKER,
+                "upstream": "hostile",
+                "after_commit": 0,
+                "after_event_index": -1,
+                "page": peer_page,
+            },
+        ),
         "request_1mib_whitespace_padding": (
             "search",
-            ("{" + json.dumps(VICTIM)[1:-1] + "," + " " * (MAX_REQUEST_BYTES - 100)
-             + '"query":"the"}').encode(),
-        ),  # fmt: skip
+            (
+                "{"
+                + json.dumps(VICTIM)[1:-1]
+                + ","
+                + " " * (MAX_REQUEST_BYTES - 100)
+                + '"query":"the"}'
+            ).encode(),
+        ),
         "deep_nesting_in_ignored_field": (
             "search",
-            ('{"tenant_id":"victim","person_id":"v","query":"the","x":'
-             + "[" * 400_000 + "]" * 400_000 + "}").encode(),
-        ),  # fmt: skip
+            (
+                '{"tenant_id":"victim","person_id":"v","query":"the","x":'
+                + "[" * 400_000
+                + "]" * 400_000
+                + "}"
+            ).encode(),
+        ),
     }
 
 
@@ -153,9 +206,16 @@ def hostile_page(work: Path) -> dict[str, Any]:
     from zkr.db import MemoryDb
 
     with MemoryDb(work / "peer.db") as peer:
-        peer.run("remember", {**ATTACKER, "kind": "conversation",
-                              "text": repeated(COMMON, 900_000), "captured_at": 1,
-                              "recorded_at": 1})  # fmt: skip
+        peer.run(
+            "remember",
+            {
+                **ATTACKER,
+                "kind": "conversation",
+                "text": repeated(COMMON, 900_000),
+                "captured_at": 1,
+                "recorded_at": 1,
+            },
+        )
         page = peer.run("export", {**ATTACKER, "export_format": 1}).model_dump(
             mode="json", by_alias=True
         )
@@ -187,8 +247,9 @@ def main() -> int:
     baseline_db = work / "baseline.db"
     shutil.copy(corpus, baseline_db)
     log("baseline: an ordinary query")
-    baseline = measure(baseline_db, "search", {**VICTIM, "query": "coffee with the team"},
-                       args.repeat)  # fmt: skip
+    baseline = measure(
+        baseline_db, "search", {**VICTIM, "query": "coffee with the team"}, args.repeat
+    )
     report: dict[str, Any] = {
         "machine": {
             "python": platform.python_version(),
