@@ -114,6 +114,8 @@ def test_a_tilde_in_db_is_expanded_for_the_folder_and_the_file(
     run: Callable[..., Outcome], home: Path
 ) -> None:
     remember = "{" + SCOPE + ',"kind":"conversation","text":"t","captured_at":1,"recorded_at":1}'
+    (home / "memories").mkdir()  # an explicit --db needs its folder (issue 14)
     run("--db", "~/memories/zkr.db", "remember", stdin=remember.encode()).ok()
+    assert not Path("~").exists()  # never the literal path, relative to the working directory
     assert (home / "memories" / "zkr.db").is_file()
     assert db_snapshot(home / "memories" / "zkr.db")["sources"]
