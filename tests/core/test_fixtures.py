@@ -25,6 +25,7 @@ from tests.conftest import missing_shared, shared_dir
 from zkr import operations
 from zkr.db import MemoryDb
 from zkr.jsonio import canonical_dumps
+from zkr.store import schema
 
 FIXTURES = shared_dir() / "fixtures"
 
@@ -98,7 +99,7 @@ def test_fixture_row_counts_survive_migration(opened: dict[str, MemoryDb]) -> No
         conn = opened[expected["fixture"]].conn
         for table, count in expected["table_row_counts"].items():
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == count, table
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 10
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
 
 
 def test_fixture_files_are_the_recorded_ones() -> None:

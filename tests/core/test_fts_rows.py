@@ -18,6 +18,7 @@ from zkr import models as m
 from zkr import operations
 from zkr.db import MemoryDb
 from zkr.jsonio import canonical_dumps
+from zkr.store import schema
 
 WORDS = ["kiwi", "plum", "fig", "lime", "pear"]
 MATCHES = ['"kiwi"', '"plum"', '"fig" OR "lime"', '"pear"', '"kiwi" "plum"', '"orphan"']
@@ -196,7 +197,7 @@ def test_v10_migration_rekeys_rows_without_changing_scores(tmp_path: Path) -> No
     assert sum(1 for f, s, _ in fts_rows(sqlite3.connect(path)) if f != s) > 10
 
     with MemoryDb(path) as db:
-        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 10
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
         after_rows = sorted(
             db.conn.execute(
                 "SELECT source_id, tenant_id, person_id, content FROM source_fts"

@@ -245,7 +245,7 @@ def test_migration_marks_existing_projections_for_lifecycle_revalidation(tmp_pat
 
 
 def test_new_database_accepts_point_locators(db: MemoryDb) -> None:
-    assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 10
+    assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     locator = {
         "device_id": "omi-1",
         "provider": "deepgram",
@@ -319,7 +319,7 @@ def test_migration_is_idempotent_for_supported_schema_versions(
     with MemoryDb(path) as again:
         assert again.conn.total_changes == 0
         assert table_snapshot(again) == first
-        assert again.conn.execute("PRAGMA user_version").fetchone()[0] == 10
+        assert again.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
 
 
 @pytest.mark.parametrize(
@@ -611,7 +611,7 @@ def test_rerunning_the_v8_bootstrap_appends_after_existing_sequences(tmp_path: P
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", [11, 12345, -1])
+@pytest.mark.parametrize("version", [schema.SCHEMA_VERSION + 1, 12345, -1])
 def test_newer_or_negative_versions_are_refused(tmp_path: Path, version: int) -> None:
     path = tmp_path / "future.db"
     conn = sqlite3.connect(path)
@@ -622,7 +622,7 @@ def test_newer_or_negative_versions_are_refused(tmp_path: Path, version: int) ->
     with pytest.raises(SchemaVersionError) as caught:
         MemoryDb(path)
     assert str(caught.value) == (
-        f"database schema version {version} is newer than supported version 10"
+        f"database schema version {version} is newer than supported version {schema.SCHEMA_VERSION}"
     )
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "ProjectionState",
     "ProjectionsRequest",
     "QueryEmbedding",
+    "Ranking",
     "RebuildRequest",
     "RebuildResult",
     "RememberRequest",
@@ -208,6 +209,15 @@ class ProjectionState(StrEnum):
 
     missing = "missing"
     stale = "stale"
+
+
+class Ranking(StrEnum):
+    """How a search orders what it finds."""
+
+    #: zkr 0.2.3's ranking, byte for byte (the default).
+    contract = "contract"
+    #: Built for recall: stemmed words, claim statements, neighbouring captures, weighted fusion.
+    recall = "recall"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -356,6 +366,11 @@ class SearchRequest(ScopedRequest):
     )
     as_of: AsOf | None = Field(
         default=None, description="Search history as it was at a past time (omit: the present)."
+    )
+    ranking: Ranking = Field(
+        Ranking.contract,
+        description="How to rank: 'contract' (zkr 0.2.3's order, the default) or 'recall' "
+        "(stemmed words, claim statements, neighbouring captures, weighted fusion: finds more).",
     )
 
 

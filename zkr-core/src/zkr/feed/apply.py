@@ -40,8 +40,9 @@ from zkr.errors import ExportError, InvalidRequest
 from zkr.feed.commits import append_commit, serialize_record
 from zkr.feed.export import EXPORT_FORMAT, export, record_scope
 from zkr.jsonio import ordered_dumps
-from zkr.store.fts_rows import index_source, unindex_source
+from zkr.store.fts_rows import index_source
 from zkr.store.known_fields import RECORD_MODELS
+from zkr.store.recall_index import index_capture, purge_source, refresh_evidence_sources
 from zkr.store.records import ExportRecord
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 from zkr.store.validation import require_scope
@@ -392,6 +393,16 @@ def _apply_records(conn: sqlite3.Connection, commit_records: list[ExportRecord])
             elif isinstance(body, m.DeletionRecord):
                 _remove(conn, body)
 
+    # The recall index follows the commit's final rows: captures that arrived (with their claims)
+    # and sources whose evidence gained a claim. Removals were purged by _upsert_source.
+    for _, body in commit_records:
+        if isinstance(body, m.SourceRecord) and body.source.deleted_at is None:
+            index_capture(conn, body.source.id)
+    refresh_evidence_sources(
+        conn,
+        [body.evidence_id for _, body in commit_records if isinstance(body, m.ClaimEvidenceRecord)],
+    )
+
 
 def _record_id(body: BaseModel) -> str:
     """The id a refusal names: the record's own id, or what a link or removal points at."""
@@ -472,7 +483,7 @@ def _upsert_source(conn: sqlite3.Connection, record: m.SourceRecord) -> None:
     if s.deleted_at is None and not was_live:
         index_source(conn, s.id)
     elif s.deleted_at is not None and was_live:
-        unindex_source(conn, s.id)
+        purge_source(conn, s.id)
 
 
 def _upsert_evidence(conn: sqlite3.Connection, record: m.EvidenceRecord) -> None:

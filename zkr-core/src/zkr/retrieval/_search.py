@@ -42,6 +42,10 @@ def search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
     """
     require_scope(request.tenant_id, request.person_id)
     require_text(request.query, "query")
+    if request.ranking == m.Ranking.recall:
+        from zkr.retrieval._recall import recall_search
+
+        return recall_search(db, request)
     limit = m.bounded_limit(request.limit)
     candidate_limit = CANDIDATES_PER_ITEM * limit
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of

@@ -17,7 +17,9 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
   indexes, the replica tables, ...) is created where missing and every trigger is reinstalled, so
   a migrated file and a fresh one have the same schema and enforce exactly the same rules;
 * v10 (ours): ``source_fts`` is renumbered so each row has its source's rowid
-  (:func:`zkr.store.fts_rows.rekey`; rows and search answers unchanged).
+  (:func:`zkr.store.fts_rows.rekey`; rows and search answers unchanged);
+* v11 (ours): the recall index is built for every live source
+  (:func:`zkr.store.recall_index.build_recall_index`).
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is
@@ -38,7 +40,7 @@ from typing import Any
 
 from zkr.errors import LimitExceeded, MigrationError
 from zkr.feed.commits import append_commit
-from zkr.store import fts_rows, records, schema
+from zkr.store import fts_rows, recall_index, records, schema
 from zkr.store.records import ExportRecord
 
 __all__ = ["legacy_vector_blob", "migrate_legacy"]
@@ -86,6 +88,8 @@ def _run_steps(conn: sqlite3.Connection, version: int) -> None:
     _converge_on_fresh_schema(conn)
     if version < 10:
         fts_rows.rekey(conn)
+    if version < 11:
+        recall_index.build_recall_index(conn)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -437,6 +441,7 @@ def _converge_on_fresh_schema(conn: sqlite3.Connection) -> None:
         objects = fresh.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL"
             " AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'source_fts_%'"
+            " AND name NOT LIKE 'recall_fts_%'"
             " ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid"
         ).fetchall()
     finally:

@@ -2,9 +2,11 @@
 
 Schema versions 0-8 are zkr 0.2.x's (contract §3.5); version 9 is ours: embedding vectors become
 little-endian float32 BLOBs and the read paths get the indexes they need; version 10 gives every
-``source_fts`` row its source's rowid (``zkr.store.fts_rows``: delete by rowid). A fresh database is
-created directly at the current version; an older one is migrated forward inside one IMMEDIATE
-transaction (all or nothing). Opening a database already at the current version writes nothing.
+``source_fts`` row its source's rowid (``zkr.store.fts_rows``: delete by rowid); version 11 adds
+the recall index (``zkr.store.recall_index``: a stemmed second FTS table and a timeline index). A
+fresh database is created directly at the current version; an older one is migrated forward
+inside one IMMEDIATE transaction (all or nothing). Opening a database already at the current
+version writes nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 
 from zkr.store._embedding_tracking import EMBEDDING_TRACKING
+from zkr.store.recall_index import RECALL_INDEX_DDL
 
 __all__ = [
     "CONTRACT_SCHEMA_VERSION",
@@ -23,7 +26,7 @@ __all__ = [
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
 # JSON text).
@@ -286,6 +289,7 @@ def create_current_schema(conn: sqlite3.Connection) -> None:
         REPLICA_TABLES,
         EMBEDDING_CHECKS,
         EMBEDDING_TRACKING,
+        RECALL_INDEX_DDL,
     ):
         for statement in _statements(script):
             conn.execute(statement)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
 from zkr.feed.commits import append_commit
+from zkr.store.recall_index import index_capture
 from zkr.store.records import (
     ExportRecord,
     claim_evidence_record,
@@ -111,6 +112,7 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
             evidence_id=evidence_id,
         )
         set_origins(conn, source_id, evidence_id, claim_id)
+        index_capture(conn, source_id)
         conn.execute(
             "INSERT INTO corrections(tenant_id, person_id, superseded_claim_id, claim_id,"
             " source_id, evidence_id, valid_at, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

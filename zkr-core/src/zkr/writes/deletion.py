@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
 from zkr.feed.commits import append_commit
-from zkr.store.fts_rows import unindex_source
+from zkr.store.recall_index import purge_source
 from zkr.store.records import (
     ExportRecord,
     claim_record,
@@ -103,7 +103,7 @@ def delete(db: Database, request: m.DeleteRequest) -> m.DeleteResult:
             "UPDATE sources SET deleted_at = ?, revision = revision + 1 WHERE id = ?",
             (deleted_at, source_id),
         )
-        unindex_source(conn, source_id)
+        purge_source(conn, source_id)
         evidence_count = conn.execute(
             "UPDATE evidence SET deleted_at = ?4 WHERE tenant_id = ?1 AND person_id = ?2"
             " AND source_id = ?3 AND deleted_at IS NULL",

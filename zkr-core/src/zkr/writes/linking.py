@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
 from zkr.feed.commits import append_commit
+from zkr.store.recall_index import refresh_evidence_sources
 from zkr.store.records import claim_evidence_record
 from zkr.store.validation import require_scope, require_text
 
@@ -68,6 +69,9 @@ def link(db: Database, request: m.LinkRequest) -> m.OkResult:
             " confidence_basis_points) VALUES (?, ?, ?, ?, ?, ?)",
             (tenant, person, request.claim_id, request.evidence_id, relation, confidence),
         )
+        if request.relation == m.EvidenceRelation.supports:
+            # The evidence's source now also reads as the claim in the recall index.
+            refresh_evidence_sources(conn, [request.evidence_id])
         record = claim_evidence_record(conn, tenant, person, request.claim_id, request.evidence_id)
         append_commit(conn, tenant, person, max(claim[0], evidence[0]), [record])
     return m.OkResult()

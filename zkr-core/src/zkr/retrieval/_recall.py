@@ -1,0 +1,325 @@
+"""The recall ranking (``"ranking": "recall"``): built to find the memory, not to reproduce 0.2.3.
+
+Same pack as the contract ranking — scoped, bounded, cited, claims replace their captures, ``as_of``
+honoured, deleted content never returned (:mod:`zkr.retrieval._materialize` builds the items) — from
+different lists:
+
+* **lexical**: the question's words without stop words (:data:`STOP_WORDS`), OR-ed, matched against
+  :mod:`zkr.store.recall_index` (Porter-stemmed; capture text, claim statements, neighbours' text at
+  :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id;
+* **dense** (with ``query_embedding``): the lane's ranking with **one entry per memory** — an
+  evidence row and its source carry the same text, so the evidence counts for its source;
+* **weighted reciprocal-rank fusion**: ``LEXICAL_WEIGHT / (RRF_K + rank)`` plus
+  ``DENSE_WEIGHT / (RRF_K + rank)``, over the union of both lists' heads. A memory missing from one
+  list's head is scored as if it sat just past it (its true rank there is only known to be worse),
+  so a dense-only memory competes with lexical-only ones on its dense rank alone and can reach the
+  top. Defaults chosen on LoCoMo's development conversations (0-4) only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.retrieval._fts_query import quote, token_terms
+from zkr.retrieval._fusion import Target, target_key
+from zkr.retrieval._lexical import _resolve
+from zkr.retrieval._materialize import materialize_all
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = [
+    "STOP_WORDS",
+    "RecallTuning",
+    "fuse_weighted",
+    "recall_lexical",
+    "recall_match",
+    "recall_search",
+]
+
+#: English function and question words, dropped from a recall query. A generic list (not fitted to
+#: any question); a query made only of them is searched as it is.
+_STOP_WORDS = """
+    a an the and or but of to in on at for with by from about as into onto over under after
+    before during up down out off again further once than then so such too very just also ever
+    is are was were be been being am do does did done doing have has had having
+    i you he she it we they me him her them my your his its our their mine yours hers ours theirs
+    myself yourself himself herself itself ourselves themselves
+    what when where which who whom whose why how that this these those there here
+    would could should will can may might must shall not no nor yes if any some all each every
+    other own same s t d ll m re ve
+"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
+
+#: bm25 weight of the context column (neighbours' text); capture text and statements weigh 1.
+CONTEXT_WEIGHT = 0.35
+#: Alphabetic query words this long also match as prefixes (0: never).
+PREFIX_FROM = 4
+#: Reciprocal-rank fusion constant and list weights (chosen on development data).
+RRF_K = 60
+LEXICAL_WEIGHT = 1.0
+DENSE_WEIGHT = 0.2
+#: Each list brings this many candidates per requested item (at least :data:`MIN_CANDIDATES`).
+CANDIDATES_PER_ITEM = 4
+MIN_CANDIDATES = 50
+_POINTS = 10_000
+_SCALE = 1_000_000_000
+_NO_MATCH_GAP = "no cited memory matched"
+
+
+@dataclass(frozen=True)
+class RecallTuning:
+    """The recall ranking's parameters (the defaults are the shipped ranking)."""
+
+    context_weight: float = CONTEXT_WEIGHT
+    rrf_k: int = RRF_K
+    lexical_weight: float = LEXICAL_WEIGHT
+    dense_weight: float = DENSE_WEIGHT
+    candidates: int = MIN_CANDIDATES
+    impute_missing: bool = True
+    prefix_from: int = PREFIX_FROM
+
+
+DEFAULT_TUNING = RecallTuning()
+
+
+def recall_match(query: str, prefix_from: int = PREFIX_FROM) -> str | None:
+    """The FTS5 expression of a recall query: its non-stop words, quoted, OR-ed; alphabetic words
+    of at least *prefix_from* letters also match as prefixes (0: never).
+
+    ``None`` when the query has no word at all (nothing can match).
+    """
+    terms = token_terms(query)
+    if not terms:
+        return None
+    kept = [term for term in terms if term.lower() not in STOP_WORDS] or terms
+    return " OR ".join(
+        quote(term) + ("*" if prefix_from and len(term) >= prefix_from and term.isalpha() else "")
+        for term in kept
+    )
+
+
+_PAGE = """
+SELECT rowid, bm25(recall_fts, 1.0, 1.0, :context) AS score
+FROM recall_fts WHERE recall_fts MATCH :match
+ORDER BY score LIMIT :limit
+"""
+
+_SCOPED = """
+SELECT s.id, bm25(recall_fts, 1.0, 1.0, :context) AS score
+FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
+WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
+  AND s.deleted_at IS NULL
+ORDER BY score, s.id LIMIT :limit
+"""
+
+_LOCATE = "SELECT rowid, id, tenant_id, person_id, deleted_at FROM sources WHERE rowid IN ({marks})"
+
+
+def _scored_sources(
+    conn: sqlite3.Connection,
+    match: str,
+    tenant_id: str,
+    person_id: str,
+    rows: int,
+    context_weight: float,
+) -> tuple[list[str], bool]:
+    """The first *rows* live sources of the scope by (bm25, id); and whether more may exist.
+
+    The first try ranks the whole index (bm25 only, no column read: FTS5's plain top-N) and keeps
+    the scope's rows; when the scope holds too few of them, the scoped join ranks only the scope.
+    """
+    params = {"match": match, "context": context_weight, "tenant": tenant_id, "person": person_id}
+    page_size = max(64, 4 * rows)
+    page = conn.execute(_PAGE, {**params, "limit": page_size}).fetchall()
+    complete = len(page) < page_size
+    if page:
+        # Rows tied with the page's last score may continue past it: only better ones are final.
+        boundary = page[-1][1]
+        settled = page if complete else [row for row in page if row[1] < boundary]
+        marks = ", ".join("?" * len(settled))
+        located = (
+            {
+                rowid: (source_id, tenant, person, deleted)
+                for rowid, source_id, tenant, person, deleted in conn.execute(
+                    _LOCATE.format(marks=marks), [rowid for rowid, _ in settled]
+                )
+            }
+            if settled
+            else {}
+        )
+        found: list[tuple[float, str]] = []
+        for rowid, score in settled:
+            hit = located.get(rowid)
+            if hit is not None and hit[1] == tenant_id and hit[2] == person_id and hit[3] is None:
+                found.append((score, hit[0]))
+        if complete or len(found) >= rows:
+            found.sort()
+            return [source_id for _, source_id in found[:rows]], len(found) > rows
+    else:
+        return [], False
+    ranked = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
+    return [source_id for source_id, _ in ranked[:rows]], len(ranked) > rows
+
+
+def recall_lexical(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    query: str,
+    as_of: m.AsOf | None,
+    wanted: int,
+    tuning: RecallTuning = DEFAULT_TUNING,
+) -> list[Target]:
+    """The recall lexical list: up to *wanted* distinct targets, best first."""
+    match = recall_match(query, tuning.prefix_from)
+    if match is None or wanted <= 0:
+        return []
+    params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
+    if as_of is not None:
+        params["valid_at"] = as_of.valid_at
+        params["recorded_at"] = as_of.recorded_at
+    rows = wanted
+    while True:
+        sources, more = _scored_sources(
+            conn, match, tenant_id, person_id, rows, tuning.context_weight
+        )
+        resolved = _resolve(conn, sources, params, as_of is not None)
+        ranking: list[Target] = []
+        seen: set[Target] = set()
+        for source_id in sources:
+            claims = sorted(
+                set(resolved.get(source_id, [])),
+                key=lambda claim: (claim is not None, claim or ""),
+            )
+            for claim_id in claims:
+                target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+                if target not in seen:
+                    seen.add(target)
+                    ranking.append(target)
+        if len(ranking) >= wanted or not more:
+            return ranking[:wanted]
+        rows *= 4  # some sources resolved to nothing (a superseded claim's capture): read deeper
+
+
+def _one_per_memory(conn: sqlite3.Connection, head: Sequence[Target]) -> list[Target]:
+    """The dense head with each evidence counted as its source, first (best) entry kept."""
+    evidence_ids = [target_id for kind, target_id in head if kind == "evidence"]
+    source_of: dict[str, str] = {}
+    for start in range(0, len(evidence_ids), 500):
+        chunk = evidence_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        source_of.update(
+            conn.execute(f"SELECT id, source_id FROM evidence WHERE id IN ({marks})", chunk)
+        )
+    memories: list[Target] = []
+    seen: set[Target] = set()
+    for kind, target_id in head:
+        target = ("source", source_of[target_id]) if kind == "evidence" else (kind, target_id)
+        if target not in seen:
+            seen.add(target)
+            memories.append(target)
+    return memories
+
+
+def recall_dense(
+    db: Database,
+    conn: sqlite3.Connection,
+    request: m.SearchRequest,
+    wanted: int,
+    *,
+    cache: bool,
+) -> list[Target]:
+    """The dense list, one entry per memory, up to *wanted* entries, best first."""
+    from zkr.embeddings.dense import dense_ranks
+
+    assert request.query_embedding is not None
+    ranks = dense_ranks(
+        db,
+        conn,
+        request.tenant_id,
+        request.person_id,
+        request.query_embedding,
+        text=request.query,
+        cache=cache,
+    )
+    depth = 2 * wanted
+    while True:
+        memories = _one_per_memory(conn, ranks.prefix(depth))
+        if len(memories) >= wanted or depth >= len(ranks):
+            return memories[:wanted]
+        depth *= 2
+
+
+def fuse_weighted(
+    lists: Sequence[tuple[Sequence[Target], float]],
+    limit: int,
+    *,
+    k: int = RRF_K,
+    impute_missing: bool = True,
+) -> list[tuple[Target, int]]:
+    """Weighted reciprocal-rank fusion of ``(ranked targets, weight)`` lists; the best *limit*
+    targets with relevance in basis points of the best score.
+
+    Integer arithmetic (weights in parts per million), ties by target order, as the contract's
+    fusion. With *impute_missing*, a target missing from a list scores there as the position just
+    past that list's end.
+    """
+    scores: dict[Target, int] = {}
+    for ranking, _ in lists:
+        for target in ranking:
+            scores.setdefault(target, 0)
+    for ranking, weight in lists:
+        parts = round(weight * 1_000_000)
+        positions: dict[Target, int] = {}
+        for position, target in enumerate(ranking):
+            positions.setdefault(target, position)
+        missing = parts * (_SCALE // 1_000_000) // (k + 1 + len(ranking)) if impute_missing else 0
+        for target in scores:
+            found = positions.get(target)
+            if found is None:
+                scores[target] += missing
+            else:
+                scores[target] += parts * (_SCALE // 1_000_000) // (k + 1 + found)
+    if not scores:
+        return []
+    best = max(scores.values())
+    ranked = sorted(
+        ((target, score * _POINTS // best) for target, score in scores.items()),
+        key=lambda pair: (-pair[1], target_key(pair[0])),
+    )
+    return ranked[:limit]
+
+
+def recall_search(
+    db: Database, request: m.SearchRequest, tuning: RecallTuning = DEFAULT_TUNING
+) -> m.RetrievalPack:
+    """A search with the recall ranking (scope and query already checked by the caller)."""
+    limit = m.bounded_limit(request.limit)
+    candidates = max(CANDIDATES_PER_ITEM * limit, tuning.candidates)
+    tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
+    hybrid = request.query_embedding is not None and as_of is None
+    nested = db.conn.in_transaction
+    with db.atomic(write=False) as conn:
+        lexical = recall_lexical(
+            conn,
+            tenant_id,
+            person_id,
+            request.query,
+            as_of,
+            candidates if hybrid else limit,
+            tuning,
+        )
+        lists: list[tuple[Sequence[Target], float]] = [(lexical, tuning.lexical_weight)]
+        if hybrid:
+            dense = recall_dense(db, conn, request, candidates, cache=not nested)
+            lists.append((dense, tuning.dense_weight))
+        fused = fuse_weighted(
+            lists, limit, k=tuning.rrf_k, impute_missing=tuning.impute_missing and hybrid
+        )
+        items = materialize_all(conn, fused, tenant_id, person_id, as_of)
+    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [_NO_MATCH_GAP])

@@ -1,0 +1,238 @@
+"""The recall index: a second lexical projection of live captures, built for finding (schema 11).
+
+``recall_fts`` holds one row per live source, at the **source's rowid** (so a row is found, replaced
+and removed by a rowid seek, and joins ``sources`` without a lookup column), tokenized with the
+Porter stemmer over unicode61 (``nurses`` finds ``nurse``). Its three columns:
+
+* ``content`` — the capture's own text;
+* ``statement`` — the claims its evidence supports, read as words: subject, predicate with ``_`` as
+  a space, value (``alice lives in Lisbon``), so a question about a fact finds the claim;
+* ``context`` — the text of the capture's **neighbours**, searched at a low weight
+  (:data:`zkr.retrieval._recall.CONTEXT_WEIGHT`): a question often names the topic a few turns
+  away from the turn that answers it.
+
+**Neighbours** (a product decision, parameters chosen on LoCoMo's development conversations 0-4):
+the live captures of the same scope and the same kind, on one timeline ordered by ``captured_at``
+then by insertion (rowid); a capture's neighbours are the up to :data:`WINDOW` captures on each side
+of it whose ``captured_at`` is within :data:`SESSION_GAP_SECONDS` of its own. So a conversation's
+turns see each other, and neither yesterday's conversation nor a document read in between does.
+Being a neighbour is symmetric, so a capture that arrives or goes changes exactly the rows of its
+own neighbours (:func:`index_capture`, :func:`purge_source`), in the same transaction as the write.
+
+The context describes the timeline *now*: a search with ``as_of`` only returns what existed then,
+but a row's context may hold a later neighbour's words (ranking only; never returned).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from zkr.store.fts_rows import unindex_source
+
+__all__ = [
+    "RECALL_INDEX_DDL",
+    "SESSION_GAP_SECONDS",
+    "WINDOW",
+    "build_recall_index",
+    "index_capture",
+    "purge_source",
+    "refresh_evidence_sources",
+]
+
+#: Captures on each side of a capture that form its context.
+WINDOW = 2
+#: Two captures further apart in time than this are not neighbours (a new session).
+SESSION_GAP_SECONDS = 3 * 3600
+
+RECALL_INDEX_DDL = """
+CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5(content, statement, context,
+  tokenize='porter unicode61');
+CREATE INDEX IF NOT EXISTS sources_timeline ON sources(tenant_id, person_id, kind, captured_at);
+"""
+
+_SUPPORTS = "'\"supports\"'"
+
+_SOURCE = (
+    "SELECT rowid, tenant_id, person_id, kind, captured_at, content, deleted_at"
+    " FROM sources WHERE id = ?"
+)
+
+# The statements of the claims the source's live evidence supports, in claim id order.
+_STATEMENTS = f"""
+SELECT DISTINCT c.id, c.subject, c.predicate, c.value
+FROM evidence AS e
+CROSS JOIN claim_evidence AS ce
+  ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
+ AND ce.relation = {_SUPPORTS}
+CROSS JOIN claims AS c
+  ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+WHERE e.source_id = ? AND e.deleted_at IS NULL AND c.status != 'retracted'
+ORDER BY c.id
+"""
+
+# One side of a capture's timeline: live captures of the scope and kind, nearest first.
+_TIMELINE = """
+SELECT rowid, id, content FROM sources
+WHERE tenant_id = :tenant AND person_id = :person AND kind = :kind AND deleted_at IS NULL
+  AND captured_at BETWEEN :low AND :high AND rowid != :rowid AND id != :exclude
+  AND {side}
+ORDER BY captured_at {order}, rowid {order}
+LIMIT :window
+"""
+_BEFORE = _TIMELINE.format(
+    side="(captured_at < :at OR (captured_at = :at AND rowid < :rowid))", order="DESC"
+)
+_AFTER = _TIMELINE.format(
+    side="(captured_at > :at OR (captured_at = :at AND rowid > :rowid))", order="ASC"
+)
+
+
+def statement_text(subject: str, predicate: str, value: str) -> str:
+    """A claim read as words: ``alice lives_in Lisbon`` -> ``alice lives in Lisbon``."""
+    return f"{subject} {predicate.replace('_', ' ')} {value}"
+
+
+def _position(row: tuple[object, ...]) -> dict[str, object]:
+    rowid, tenant, person, kind, captured_at = row[:5]
+    assert isinstance(captured_at, int)
+    return {
+        "tenant": tenant,
+        "person": person,
+        "kind": kind,
+        "at": captured_at,
+        "rowid": rowid,
+        "low": captured_at - SESSION_GAP_SECONDS,
+        "high": captured_at + SESSION_GAP_SECONDS,
+        "window": WINDOW,
+    }
+
+
+def _neighbours(
+    conn: sqlite3.Connection, position: dict[str, object], exclude: str
+) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, str]]]:
+    """The live neighbours before (nearest first) and after (nearest first) a timeline position,
+    never the capture *exclude* itself."""
+    params = {**position, "exclude": exclude}
+    before = conn.execute(_BEFORE, params).fetchall()
+    after = conn.execute(_AFTER, params).fetchall()
+    return before, after
+
+
+def _context(before: list[tuple[int, str, str]], after: list[tuple[int, str, str]]) -> str:
+    """The neighbours' texts in time order."""
+    return "\n".join([text for _, _, text in reversed(before)] + [text for _, _, text in after])
+
+
+def _statement(conn: sqlite3.Connection, source_id: str) -> str:
+    return "\n".join(
+        statement_text(subject, predicate, value)
+        for _, subject, predicate, value in conn.execute(_STATEMENTS, (source_id,))
+    )
+
+
+def _write_row(conn: sqlite3.Connection, source_id: str, exclude: str = "") -> None:
+    """(Re)write the row of a live source from the current tables; remove it when not live."""
+    row = conn.execute(_SOURCE, (source_id,)).fetchone()
+    if row is None:
+        return
+    rowid, content, deleted_at = row[0], row[5], row[6]
+    conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (rowid,))
+    if deleted_at is not None or source_id == exclude:
+        return
+    before, after = _neighbours(conn, _position(row), exclude)
+    conn.execute(
+        "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
+        (rowid, content, _statement(conn, source_id), _context(before, after)),
+    )
+
+
+def index_capture(conn: sqlite3.Connection, source_id: str) -> None:
+    """Index a stored capture and refresh the context of its neighbours (its arrival changed
+    their windows). Idempotent; a deleted source is left out."""
+    row = conn.execute(_SOURCE, (source_id,)).fetchone()
+    if row is None:
+        return
+    _write_row(conn, source_id)
+    if row[6] is None:
+        before, after = _neighbours(conn, _position(row), source_id)
+        for _, neighbour_id, _ in (*before, *after):
+            _write_row(conn, neighbour_id)
+
+
+def refresh_evidence_sources(conn: sqlite3.Connection, evidence_ids: Iterable[str]) -> None:
+    """Rewrite the rows of the evidence's sources: the claims they support changed (a new
+    ``supports`` link), so their statements did."""
+    for evidence_id in dict.fromkeys(evidence_ids):
+        row = conn.execute("SELECT source_id FROM evidence WHERE id = ?", (evidence_id,)).fetchone()
+        if row is not None:
+            _write_row(conn, row[0])
+
+
+def purge_source(conn: sqlite3.Connection, source_id: str) -> None:
+    """This source's search projection rows are gone: its ``source_fts`` rows, its ``recall_fts``
+    row, and its text in the context of every neighbour.
+
+    The one function every path that removes a capture from search calls (``delete``, erasure,
+    ``apply`` of a tombstone). Call it while the ``sources`` row still exists (its timeline
+    position is read from it); the source is left out of its neighbours' context whether or not it
+    is already marked deleted.
+    """
+    unindex_source(conn, source_id)
+    row = conn.execute(_SOURCE, (source_id,)).fetchone()
+    if row is None:
+        return
+    conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
+    before, after = _neighbours(conn, _position(row), source_id)
+    for _, neighbour_id, _ in (*before, *after):
+        _write_row(conn, neighbour_id, exclude=source_id)
+
+
+# Every live source with its neighbours, computed set-wise (the migration and full rebuilds).
+_BUILD = """
+WITH live AS (
+  SELECT rowid AS rid, id, tenant_id, person_id, kind, captured_at, content
+  FROM sources WHERE deleted_at IS NULL
+), ordered AS (
+  SELECT rid, id, captured_at, content{lags}
+  FROM live
+  WINDOW w AS (PARTITION BY tenant_id, person_id, kind ORDER BY captured_at, rid)
+)
+SELECT rid, id, content{near} FROM ordered
+"""
+
+
+def build_recall_index(conn: sqlite3.Connection) -> int:
+    """Fill ``recall_fts`` from scratch for every live source (migration to schema 11); returns
+    the number of rows written. Same rows as writing each capture one by one."""
+    offsets = [-k for k in range(WINDOW, 0, -1)] + list(range(1, WINDOW + 1))
+    lags = "".join(
+        f",\n    "
+        f"{'lag' if k < 0 else 'lead'}(content, {abs(k)}) OVER w AS c{i},"
+        f" {'lag' if k < 0 else 'lead'}(captured_at, {abs(k)}) OVER w AS t{i}"
+        for i, k in enumerate(offsets)
+    )
+    near = "".join(
+        f", CASE WHEN abs(t{i} - captured_at) <= {SESSION_GAP_SECONDS} THEN c{i} END"
+        for i in range(len(offsets))
+    )
+    conn.execute("DELETE FROM recall_fts")
+    statements: dict[str, list[str]] = {}
+    for source_id, subject, predicate, value, _ in conn.execute(
+        "SELECT DISTINCT e.source_id, c.subject, c.predicate, c.value, c.id FROM evidence e"
+        " JOIN claim_evidence ce ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id"
+        f" AND ce.person_id = e.person_id AND ce.relation = {_SUPPORTS}"
+        " JOIN claims c ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id"
+        " AND c.person_id = e.person_id"
+        " WHERE e.deleted_at IS NULL AND c.status != 'retracted' ORDER BY e.source_id, c.id"
+    ).fetchall():
+        statements.setdefault(source_id, []).append(statement_text(subject, predicate, value))
+    rows = []
+    for rid, source_id, content, *near_texts in conn.execute(_BUILD.format(lags=lags, near=near)):
+        context = "\n".join(text for text in near_texts if text is not None)
+        rows.append((rid, content, "\n".join(statements.get(source_id, ())), context))
+    rows.sort()
+    conn.executemany(
+        "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)", rows
+    )
+    return len(rows)
