@@ -89,12 +89,13 @@ def query_vector(query: m.QueryEmbedding, text: str | None = None) -> NDArray[np
     values: Any = query.vector
     if values is None:
         from zkr.plugins import get_embedder
+        from zkr.plugins.embedders import embed_texts
 
         embedder = get_embedder(query.model, query.version)
         if text is None:
             raise UnknownPluginError("a query embedding without a vector needs the query text")
         try:
-            values = next(iter(embedder.embed_batch([text])))
+            values = next(iter(embed_texts(embedder, [text], "query")))
         except Exception as exc:  # an embedder is third-party code: report, don't crash
             raise EmbeddingError(f"embedder failed: {exc}") from exc
     vector = to_float32(values)

@@ -4,6 +4,12 @@ An embedder names the lane it writes — ``model`` and ``version`` (its id) — 
 configuration: ``dimension``, ``normalization`` (``none``/``l2``) and ``distance``
 (``cosine``/``dot``/``euclidean``). zkr stores what it returns only through ``embed``'s validation,
 so a wrong declaration is refused, never stored. ``zkr.testing.EmbedderContract`` checks one.
+
+**Roles.** Many retrieval models embed a question and a stored passage differently (e5 wants
+``query: `` and ``passage: `` prefixes). An embedder that declares ``roles = ("query", "passage")``
+is called ``embed_batch(texts, role="query")`` for search queries and ``role="passage"`` for the
+stored targets ``rebuild`` embeds; an embedder without roles is called ``embed_batch(texts)`` as
+before (:func:`embed_texts` decides).
 """
 
 from __future__ import annotations
@@ -12,10 +18,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-__all__ = ["DISTANCES", "NORMALIZATIONS", "Embedder", "check_embedder", "embedder_id"]
+__all__ = [
+    "DISTANCES",
+    "NORMALIZATIONS",
+    "ROLES",
+    "Embedder",
+    "check_embedder",
+    "embed_texts",
+    "embedder_id",
+]
 
 NORMALIZATIONS = ("none", "l2")
 DISTANCES = ("cosine", "dot", "euclidean")
+#: What a text is embedded as: a search query, or a stored passage (a target ``rebuild`` embeds).
+ROLES = ("query", "passage")
 
 
 class Embedder(ABC):
@@ -32,10 +48,15 @@ class Embedder(ABC):
     distance: ClassVar[str] = "cosine"
     #: How many texts ``zkr rebuild`` passes per call.
     batch_size: ClassVar[int] = 32
+    #: The roles :meth:`embed_batch` takes as ``role=`` (a subset of :data:`ROLES`); empty: none.
+    roles: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> Sequence[Sequence[float]] | Any:
-        """One vector per text, in order: a list of float lists or a 2-D numpy array."""
+        """One vector per text, in order: a list of float lists or a 2-D numpy array.
+
+        An embedder with :attr:`roles` takes a keyword ``role`` too (one of its roles).
+        """
 
     def embed(self, text: str) -> list[float]:
         """The vector of one text."""
@@ -45,6 +66,13 @@ class Embedder(ABC):
 def embedder_id(embedder: Any) -> str:
     """``model@version``: how an embedder is named in messages and in ``zkr plugins``."""
     return f"{embedder.model}@{embedder.version}"
+
+
+def embed_texts(embedder: Any, texts: Sequence[str], role: str) -> Any:
+    """``embedder.embed_batch(texts)``, with ``role=`` when the embedder declares that role."""
+    if role in (getattr(embedder, "roles", None) or ()):
+        return embedder.embed_batch(texts, role=role)
+    return embedder.embed_batch(texts)
 
 
 def check_embedder(embedder: Any) -> None:
@@ -64,6 +92,11 @@ def check_embedder(embedder: Any) -> None:
     if getattr(embedder, "distance", None) not in DISTANCES:
         raise TypeError(
             f"embedder {embedder_id(embedder)} distance must be cosine, dot or euclidean"
+        )
+    roles = getattr(embedder, "roles", ())
+    if not isinstance(roles, tuple) or any(role not in ROLES for role in roles):
+        raise TypeError(
+            f"embedder {embedder_id(embedder)} roles must be a tuple of 'query'/'passage'"
         )
     if not callable(getattr(embedder, "embed_batch", None)):
         raise TypeError(f"embedder {embedder_id(embedder)} has no embed_batch(texts)")
