@@ -17,6 +17,7 @@ from zkr.plugins import Embedder, hookimpl
 from zkr.retrieval._recall import fuse_weighted, recall_match
 from zkr.store import schema
 from zkr.store.recall_index import SESSION_GAP_SECONDS, build_recall_index
+from zkr.testing import EmbedderContract
 
 SCOPE = {"tenant_id": "a", "person_id": "sam"}
 # The module (zkr.feed's ``apply`` attribute is the operation).
@@ -320,3 +321,27 @@ def test_an_embedder_without_roles_is_called_without_role(
     db.rebuild(m.RebuildRequest(**SCOPE, model="test/plain", version="1"))
     pack = search(db, "aaaa", query_embedding={"model": "test/plain", "version": "1"})
     assert excerpts(pack) == ["aaaa"]
+
+
+class TestLetterEmbedderContract(EmbedderContract):
+    """The contract, with roles declared, on the tests' role-aware embedder."""
+
+    def make_embedder(self) -> Any:
+        return LetterEmbedder()
+
+
+class TestRolesThatDoNotWorkFailTheContract(EmbedderContract):
+    """Declaring roles the embedder cannot take is caught."""
+
+    class Liar(LetterEmbedder):
+        def embed_batch(self, texts: Sequence[str], role: str | None = None) -> list[list[float]]:
+            if role is not None:
+                raise TypeError("no roles here")
+            return super().embed_batch(texts)
+
+    def make_embedder(self) -> Any:
+        return self.Liar()
+
+    @pytest.mark.xfail(raises=TypeError, strict=True)
+    def test_declared_roles(self, embedder: Any) -> None:
+        super().test_declared_roles(embedder)

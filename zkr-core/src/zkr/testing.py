@@ -132,3 +132,23 @@ class EmbedderContract:
 
     def test_empty_batch(self, embedder: Any) -> None:
         assert self._rows(embedder.embed_batch([])) == []
+
+    def test_declared_roles(self, embedder: Any) -> None:
+        """An embedder with roles takes ``role=`` for each; every role gives a valid lane."""
+        from zkr.plugins.embedders import ROLES
+
+        roles = getattr(embedder, "roles", ())
+        assert isinstance(roles, tuple)
+        assert set(roles) <= set(ROLES), f"unknown roles {set(roles) - set(ROLES)}"
+        for role in roles:
+            batch = self._rows(embedder.embed_batch(list(self.texts), role=role))
+            assert len(batch) == len(self.texts)
+            assert {len(row) for row in batch} == {embedder.dimension}
+            for text, batched in zip(self.texts, batch, strict=True):
+                assert all(math.isfinite(v) for v in batched)
+                if embedder.normalization == "l2":
+                    assert abs(math.sqrt(sum(v * v for v in batched)) - 1.0) <= 1e-4
+                single = self._rows(embedder.embed_batch([text], role=role))[0]
+                worst = max(abs(a - b) for a, b in zip(single, batched, strict=True))
+                assert worst <= self.batch_tolerance, f"{text!r} ({role}) differs by {worst}"
+            assert self._rows(embedder.embed_batch([], role=role)) == []

@@ -119,7 +119,9 @@ def get_plugins(all: bool = False) -> list[dict[str, Any]]:
     """Registered plugins as ``[{"name", "hooks", "version"}]`` (what ``zkr plugins`` prints).
 
     Default plugins are listed only with ``all=True``. ``version`` is the plugin distribution's
-    version, or ``None`` for a plugin registered in process.
+    version, or ``None`` for a plugin registered in process. A plugin that registers embedders
+    lists them under ``embedders`` (model, version, dimension, normalization, distance, roles): the
+    ``model``/``version`` pair is what ``rebuild`` and a search's ``query_embedding`` name.
     """
     load_plugins()
     listed: list[dict[str, Any]] = []
@@ -132,8 +134,32 @@ def get_plugins(all: bool = False) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"name": name, "hooks": hooks, "version": dist[1] if dist else None}
         if dist is not None:
             entry["distribution"] = dist[0]
+        if "zkr_register_embedders" in hooks:
+            entry["embedders"] = _embedders_of(plugin)
         listed.append(entry)
     return sorted(listed, key=lambda entry: str(entry["name"]))
+
+
+def _embedders_of(plugin: object) -> list[dict[str, Any]]:
+    """What one plugin's ``zkr_register_embedders`` registers, described (best effort)."""
+    found: list[Any] = []
+    for impl in pm.hook.zkr_register_embedders.get_hookimpls():
+        if impl.plugin is plugin:
+            try:
+                impl.function(*[{"register": found.append}[arg] for arg in impl.argnames])
+            except Exception:  # a broken plugin is reported when it is used, not listed
+                return []
+    return [
+        {
+            "model": getattr(embedder, "model", None),
+            "version": getattr(embedder, "version", None),
+            "dimension": getattr(embedder, "dimension", None),
+            "normalization": getattr(embedder, "normalization", None),
+            "distance": getattr(embedder, "distance", None),
+            "roles": list(getattr(embedder, "roles", ()) or ()),
+        }
+        for embedder in found
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
