@@ -84,7 +84,14 @@ def test_configured_scope_wins_and_environment_wins_over_file(
 def test_save_config_keeps_known_keys_privately(hermes_home: Path) -> None:
     provider = ZkrMemoryProvider()
     keys = {field["key"] for field in provider.get_config_schema()}
-    assert keys == {"db_path", "tenant_id", "person_id", "prefetch_limit", "prefetch_timeout"}
+    assert keys == {
+        "db_path",
+        "tenant_id",
+        "person_id",
+        "prefetch_limit",
+        "prefetch_timeout",
+        "ranking",
+    }
     provider.save_config(
         {"db_path": "memory/zkr.db", "prefetch_limit": "3", "api_key": "nope"}, str(hermes_home)
     )
@@ -216,8 +223,11 @@ def test_the_warm_recall_answers_when_the_next_turns_search_is_slow(
 
 
 def test_a_fast_fresh_search_comes_first_and_the_warm_recall_adds_to_it(
-    make_provider: Make, searches: SlowSearches
+    make_provider: Make, searches: SlowSearches, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The contract ranking: the recall ranking would also find the stored turn itself through
+    # its neighbour's words ("lessons"), which is not what this test is about.
+    monkeypatch.setenv("ZKR_RANKING", "contract")
     provider = make_provider()
     provider.handle_tool_call("zkr_store", {"text": "Ana plays the cello"})
     provider.handle_tool_call("zkr_store", {"text": "Lessons are on Sunday mornings"})

@@ -308,3 +308,22 @@ def test_a_tool_call_retries_once_when_the_database_stays_locked(
         "error": "zkr operation failed",
         "detail": "memory database is busy, try again",
     }
+
+
+@pytest.mark.parametrize(
+    ("ranking", "found"), [(None, True), ("recall", True), ("contract", False)]
+)
+def test_search_ranks_for_recall_unless_configured(
+    make_provider: Make,
+    monkeypatch: pytest.MonkeyPatch,
+    ranking: str | None,
+    found: bool,
+) -> None:
+    """zkr_search and the turn's recall use the recall ranking by default (a stemmed word finds
+    its memory); ``ZKR_RANKING=contract`` gives zkr 0.2.3's order, which does not stem."""
+    if ranking is not None:
+        monkeypatch.setenv("ZKR_RANKING", ranking)
+    provider = make_provider()
+    stored = call(provider, "zkr_store", content="My sister works as a nurse")
+    items = call(provider, "zkr_search", query="nurses")["items"]
+    assert [item["evidence_ids"] for item in items] == ([[stored["evidence_id"]]] if found else [])

@@ -43,6 +43,22 @@ test("registers the exclusive memory capability (§9.8.9)", async () => {
   });
 });
 
+test("memory_search and zkr_search rank for recall: a stemmed word finds its memory (issue 13)", async (t) => {
+  const db = join(tempDir(t), "memory.db");
+  const scope = { tenant_id: "openclaw", person_id: "main" };
+  const stored = zkr(db, "remember", {
+    ...scope, kind: "conversation", text: "My sister works as a nurse.", captured_at: 10, recorded_at: 10,
+  });
+  const { tools, runtime } = registered({ command: ZKR, database: db, serve: true });
+  closeAfter(t, runtime);
+  const found = await tools.memory_search.execute("c1", { query: "nurses" });
+  assert.deepEqual(found.details.results.map((result) => result.citation), [stored.evidence_id]);
+  const direct = await tools.zkr_search.execute("c2", { query: "nurses" });
+  assert.deepEqual(direct.details.items.map((item) => item.evidence_ids[0]), [stored.evidence_id]);
+  // zkr's default (contract) ranking does not stem: the hit above is the recall ranking's.
+  assert.deepEqual(zkr(db, "search", { ...scope, query: "nurses" }).items, []);
+});
+
 for (const serve of [true, false]) {
   test(`memory_search and memory_get return cited memory from a real zkr (${serve ? "serve" : "one-shot"}) (§9.8.8)`, async (t) => {
     const { db, stored } = plansDb(t);

@@ -142,7 +142,7 @@ _TABLE = (
         "person; as_of asks what was believed at a past valid time and recorded time.",
         "read",
         idempotent=True,
-        tool=ToolProjection("zkr_search", limits={"limit": 50}),
+        tool=ToolProjection("zkr_search", defaults={"ranking": "recall"}, limits={"limit": 50}),
     ),
     Operation(
         "get",

@@ -36,12 +36,24 @@ log = logging.getLogger("zkr_hermes")
 #: The provider's own settings file, next to Hermes' config.yaml.
 CONFIG_FILE = "zkr.json"
 #: Keys ``save_config`` keeps; anything else a caller sends is ignored.
-CONFIG_KEYS = ("db_path", "tenant_id", "person_id", "prefetch_limit", "prefetch_timeout")
+CONFIG_KEYS = (
+    "db_path",
+    "tenant_id",
+    "person_id",
+    "prefetch_limit",
+    "prefetch_timeout",
+    "ranking",
+)
 
 DEFAULT_DB_NAME = "zkr.db"
 DEFAULT_TENANT = "hermes"
 DEFAULT_PERSON = "default"
 DEFAULT_PREFETCH_LIMIT = 5
+#: How the provider's searches rank (recall and the zkr_search tool): zkr's ``ranking``.
+#: ``recall`` finds more (stemmed words, claim statements, neighbouring turns); ``contract`` is
+#: zkr 0.2.3's order. ``ZKR_RANKING`` or ``"ranking"`` in zkr.json choose.
+DEFAULT_RANKING = "recall"
+RANKINGS = ("recall", "contract")
 #: Seconds a prefetch may spend searching; Hermes itself gives up after 8 s.
 DEFAULT_PREFETCH_TIMEOUT = 2.0
 MAX_PREFETCH_TIMEOUT = 5.0
@@ -91,6 +103,7 @@ class ProviderConfig:
     person_id: str  # "" = not pinned: default from Hermes
     prefetch_limit: int
     prefetch_timeout: float
+    ranking: str = DEFAULT_RANKING
 
     @property
     def queue_path(self) -> Path:
@@ -122,6 +135,9 @@ def load_config(hermes_home: str | os.PathLike[str] | None = None) -> ProviderCo
         timeout = DEFAULT_PREFETCH_TIMEOUT
     if not timeout > 0:  # also catches NaN
         timeout = DEFAULT_PREFETCH_TIMEOUT
+    ranking = _text(os.environ.get("ZKR_RANKING")) or _text(data.get("ranking"))
+    if ranking not in RANKINGS:
+        ranking = DEFAULT_RANKING
     return ProviderConfig(
         hermes_home=home,
         db_path=_expand(db_raw, home),
@@ -129,6 +145,7 @@ def load_config(hermes_home: str | os.PathLike[str] | None = None) -> ProviderCo
         person_id=_text(os.environ.get("ZKR_PERSON_ID")) or _text(data.get("person_id")),
         prefetch_limit=max(1, min(limit, 20)),
         prefetch_timeout=min(timeout, MAX_PREFETCH_TIMEOUT),
+        ranking=ranking,
     )
 
 

@@ -29,6 +29,7 @@ from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
     DEFAULT_PREFETCH_LIMIT,
     DEFAULT_PREFETCH_TIMEOUT,
+    DEFAULT_RANKING,
     ProviderConfig,
     Scope,
     ScopePolicy,
@@ -118,6 +119,11 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
                 "key": "prefetch_timeout",
                 "description": "Seconds a recall may take before the turn goes on without it",
                 "default": str(DEFAULT_PREFETCH_TIMEOUT),
+            },
+            {
+                "key": "ranking",
+                "description": "Search ranking: recall (finds more) or contract (zkr 0.2.3's)",
+                "default": DEFAULT_RANKING,
             },
         ]
 
@@ -262,9 +268,8 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             return
         try:
             search.publish_sequence(db.run("sequence", _scoped(scope)).sequence)
-            pack = operations.run(
-                db, "search", {**_scoped(scope), "query": query, "limit": config.prefetch_limit}
-            )
+            request = {"query": query, "limit": config.prefetch_limit, "ranking": config.ranking}
+            pack = operations.run(db, "search", {**_scoped(scope), **request})
         except Exception as exc:  # recall is best effort: a turn never fails for it
             log.debug("zkr: prefetch failed: %s", type(exc).__name__)
             return
@@ -381,6 +386,9 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
         from zkr.tools import operation_for_tool, tool_request
 
         operation = operation_for_tool(name)
+        if operation.name == "search" and isinstance(args, dict) and self._config is not None:
+            # The configured ranking (zkr.json "ranking" / ZKR_RANKING) unless the model chose.
+            args = {"ranking": self._config.ranking, **args}
         request = tool_request(
             operation,
             args,
