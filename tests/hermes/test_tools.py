@@ -324,6 +324,6 @@ def test_search_ranks_for_recall_unless_configured(
     if ranking is not None:
         monkeypatch.setenv("ZKR_RANKING", ranking)
     provider = make_provider()
-    stored = call(provider, "zkr_store", content="My sister works as a nurse")
+    stored = call(provider, "zkr_store", text="My sister works as a nurse")
     items = call(provider, "zkr_search", query="nurses")["items"]
     assert [item["evidence_ids"] for item in items] == ([[stored["evidence_id"]]] if found else [])

@@ -72,7 +72,7 @@ ops["extra"] = tool("zkr_store", text="A note to delete")
 ops["delete"] = tool("zkr_delete", source_id=ops["extra"]["source_id"])
 ops["search_after_delete"] = tool("zkr_search", query="note to delete")
 # Recall ranking (the provider's default): a stemmed word finds the memory it was stored as.
-ops["nurse"] = tool("zkr_store", content="My sister works as a nurse")
+ops["nurse"] = tool("zkr_store", text="My sister works as a nurse")
 ops["nurses"] = tool("zkr_search", query="nurses")
 ops["unknown"] = tool("zkr_nope")
 ops["bad"] = tool("zkr_delete", source_id="missing")
