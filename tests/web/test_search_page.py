@@ -1,0 +1,24 @@
+"""The search page asks for zkr's recall ranking and shows what each item cites."""
+
+from __future__ import annotations
+
+import re
+
+from tests.web.conftest import PERSON, TENANT, WebServer
+from zkr import models as m
+
+
+def test_search_uses_the_recall_ranking_and_shows_citations(web: WebServer) -> None:
+    made = web.remember(
+        "Ana started as a nurse at Santa Maria hospital.",
+        {"subject": "Ana", "predicate": "employer", "value": "Santa Maria hospital"},
+    )
+    # "nurses" finds "nurse" only through the recall index's stemming, not the contract ranking.
+    contract = web.db.search(m.SearchRequest(tenant_id=TENANT, person_id=PERSON, query="nurses"))
+    assert contract.items == []
+    web.login()
+    body = web.request("/search?q=nurses").body
+    results = re.findall(r'<a class="excerpt" href="([^"]+)">([^<]+)</a>', body)
+    assert results == [(f"/claim/{made.claim_id}", "Ana employer Santa Maria hospital")]
+    assert f'href="/evidence/{made.evidence_id}"' in body
+    assert "Ana started as a nurse at Santa Maria hospital." in body
