@@ -50,6 +50,11 @@ def test_hermes_and_openclaw_offer_the_same_tool_with_the_same_arguments() -> No
         assert hermes[name]["parameters"] == openclaw[name]["parameters"], name
         assert hermes[name]["description"] == openclaw[name]["description"], name
     assert openclaw["zkr_search"]["parameters"]["properties"]["limit"]["maximum"] == 50
+    # A host default is the default the model is shown.
+    for op in OPERATIONS.values():
+        if op.tool is not None:
+            for name, value in op.tool.defaults.items():
+                assert openclaw[op.tool.name]["parameters"]["properties"][name]["default"] == value
     # And each is the table's (the check the MCP server's tools pass too).
     for offered in (hermes, openclaw):
         assert_offered_tools_match_table(

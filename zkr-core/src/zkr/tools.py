@@ -119,6 +119,10 @@ def tool_schema(operation: Operation) -> dict[str, Any]:
         _relax(schema, [scope_field])
     for dotted in (*operation.tool.now_fields, *operation.tool.defaults):
         _relax(schema, dotted.split("."))
+    for name, default in operation.tool.defaults.items():
+        # What the host fills is the tool's default, not the request model's.
+        if name in schema["properties"]:
+            schema["properties"][name]["default"] = copy.deepcopy(default)
     for name, maximum in operation.tool.limits.items():
         schema["properties"][name]["maximum"] = maximum
     schema["additionalProperties"] = False
