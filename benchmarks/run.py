@@ -476,6 +476,7 @@ def scope(meta: dict[str, Any]) -> dict[str, str]:
 # what zkr wrote before the recall ranking existed): the baseline of the remember ratio.
 CONTRACT_ONLY_SERVE = (
     "import sys\n"
+    "import zkr.store  # first: importing zkr.writes first trips an import cycle\n"
     "import zkr.writes.capture, zkr.writes.correction\n"
     "zkr.writes.capture.index_capture = lambda conn, source_id: None\n"
     "zkr.writes.correction.index_capture = lambda conn, source_id: None\n"

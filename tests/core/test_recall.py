@@ -234,16 +234,20 @@ def test_weighted_fusion_lets_a_strong_dense_only_memory_reach_the_top() -> None
     lexical = [("source", f"l{i}") for i in range(40)]
     dense = [("source", f"d{i}") for i in range(40)]
     # Equal weights: the dense list's best memory (found by it alone) ties the lexical best.
-    fused = fuse_weighted([(lexical, 1.0), (dense, 1.0)], 10)
+    fused = fuse_weighted([(lexical, 1.0), (dense, 1.0)], 10, k=10)
     assert fused[:2] == [(("source", "d0"), 10_000), (("source", "l0"), 10_000)]
-    # Weighted: it ranks by its weight, here between the lexical 3rd and 4th.
-    fused = fuse_weighted([(lexical, 1.0), (dense, 0.9)], 10)
-    assert [target for target, _ in fused].index(("source", "d0")) == 3
+    # Weighted: it ranks by its weight, here between the lexical 2nd and 3rd.
+    fused = fuse_weighted([(lexical, 1.0), (dense, 0.9)], 10, k=10)
+    assert [target for target, _ in fused].index(("source", "d0")) == 2
+    # A memory both lists found beats either list's best alone.
+    both = [("source", "x"), *lexical]
+    fused = fuse_weighted([(both, 1.0), ([*dense[:5], ("source", "x")], 0.3)], 3)
+    assert fused[0][0] == ("source", "x")
 
 
 def test_fusion_of_one_list_keeps_its_order() -> None:
     ranking = [("claim", "z"), ("source", "a"), ("source", "b")]
-    fused = fuse_weighted([(ranking, 1.0)], 10, impute_missing=False)
+    fused = fuse_weighted([(ranking, 1.0)], 10)
     assert [target for target, _ in fused] == ranking
     assert fused[0][1] == 10_000
     assert fused[1][1] > fused[2][1]
