@@ -152,3 +152,38 @@ def test_rebuild_is_an_operation_with_json_in_and_out(mem: Any, hash_embedder: A
         "batches": 1,
         "complete": True,
     }
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what is written."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_rebuild_shows_rate_and_time_left_only_on_a_terminal(
+    mem: Any, hash_embedder: Any, monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    for n in range(3):
+        mem.raw(f"note number {n}")
+    stream = _Terminal(tty)
+    monkeypatch.setattr("sys.stderr", stream)
+    assert rebuild(mem.db).embedded == 6
+    if not tty:
+        assert stream.text == ""
+        return
+    last = stream.text.rstrip("\n").split("\r")[-1]
+    assert last.startswith("zkr rebuild: 6/6 (6 embedded, 0 skipped) ")
+    assert "/s" in last and "left" in last
+    assert stream.text.endswith("\n")
