@@ -58,7 +58,8 @@ _SOURCE = (
     " FROM sources WHERE id = ?"
 )
 
-# The statements of the claims the source's live evidence supports, in claim id order.
+# The statements of the claims the source's live evidence supports, in claim id order. The scope
+# terms let the evidence_scope index (tenant, person, source) find the evidence by seek.
 _STATEMENTS = f"""
 SELECT DISTINCT c.id, c.subject, c.predicate, c.value
 FROM evidence AS e
@@ -67,7 +68,8 @@ CROSS JOIN claim_evidence AS ce
  AND ce.relation = {_SUPPORTS}
 CROSS JOIN claims AS c
   ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
-WHERE e.source_id = ? AND e.deleted_at IS NULL AND c.status != 'retracted'
+WHERE e.tenant_id = ? AND e.person_id = ? AND e.source_id = ? AND e.deleted_at IS NULL
+  AND c.status != 'retracted'
 ORDER BY c.id
 """
 
@@ -124,10 +126,10 @@ def _context(before: list[tuple[int, str, str]], after: list[tuple[int, str, str
     return "\n".join([text for _, _, text in reversed(before)] + [text for _, _, text in after])
 
 
-def _statement(conn: sqlite3.Connection, source_id: str) -> str:
+def _statement(conn: sqlite3.Connection, tenant: str, person: str, source_id: str) -> str:
     return "\n".join(
         statement_text(subject, predicate, value)
-        for _, subject, predicate, value in conn.execute(_STATEMENTS, (source_id,))
+        for _, subject, predicate, value in conn.execute(_STATEMENTS, (tenant, person, source_id))
     )
 
 
@@ -143,7 +145,7 @@ def _write_row(conn: sqlite3.Connection, source_id: str, exclude: str = "") -> N
     before, after = _neighbours(conn, _position(row), exclude)
     conn.execute(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
-        (rowid, content, _statement(conn, source_id), _context(before, after)),
+        (rowid, content, _statement(conn, row[1], row[2], source_id), _context(before, after)),
     )
 
 
