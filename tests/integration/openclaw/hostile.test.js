@@ -187,7 +187,9 @@ test("a write is never repeated after the serve process failed; a read falls bac
 });
 
 test("a killed serve process is replaced and no call is lost", async (t) => {
-  const { tools, client, starts } = stubTools(t, "real");
+  // The first call starts a real serve process (Python, click, the plugins): on a loaded machine
+  // that alone can pass the 5 s default. This test is about replacement, not speed.
+  const { tools, client, starts } = stubTools(t, "real", { timeoutMs: 30_000 });
   await tools.zkr_store.execute("c", { kind: "conversation", text: "The launch is on Friday", captured_at: 1, recorded_at: 1 });
   const first = client.servePid;
   assert.ok(first);
