@@ -16,7 +16,7 @@ from typing import Any, Self
 
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
-from zkr.store.opening import check_file, enable_wal
+from zkr.store.opening import LOCK_WAIT_SECONDS, begin_immediate, check_file, enable_wal
 from zkr.store.schema import SCHEMA_VERSION
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
@@ -83,7 +83,7 @@ class Database:
             check_file(self.conn, SCHEMA_VERSION)
             if self.path != ":memory:":
                 # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
-                enable_wal(self.conn, BUSY_TIMEOUT_SECONDS)
+                enable_wal(self.conn, LOCK_WAIT_SECONDS)
             if prepare_connection is not None:
                 prepare_connection(self.conn)
             migrate(self.conn)
@@ -127,7 +127,10 @@ class Database:
             if nested:
                 conn.execute("SAVEPOINT zkr_atomic")
             else:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                if write:
+                    begin_immediate(conn)
+                else:
+                    conn.execute("BEGIN")
             try:
                 yield conn
             except BaseException as exc:

@@ -7,6 +7,7 @@ import sqlite3
 
 from zkr.errors import SchemaVersionError
 from zkr.store._legacy import migrate_legacy
+from zkr.store.opening import begin_immediate
 from zkr.store.schema import SCHEMA_VERSION, create_current_schema, has_table
 
 __all__ = ["migrate"]
@@ -25,7 +26,7 @@ def migrate(conn: sqlite3.Connection) -> None:
         )
     if version == SCHEMA_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
+    begin_immediate(conn)  # many processes may open a new file at once: wait in line
     try:
         # Another connection may have migrated the file while we waited for the write lock.
         version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -19,7 +19,11 @@ import time
 
 from zkr.errors import ForeignDatabaseError, SchemaVersionError
 
-__all__ = ["check_file", "enable_wal"]
+__all__ = ["LOCK_WAIT_SECONDS", "begin_immediate", "check_file", "enable_wal"]
+
+#: How long a writer waits in all for the write lock (SQLite's busy handler waits up to the busy
+#: timeout each time; its lock is not fair, so under many writers one can lose several rounds).
+LOCK_WAIT_SECONDS = 30.0
 
 #: First pause between two attempts at the WAL switch; it doubles up to :data:`_MAX_PAUSE`.
 _FIRST_PAUSE = 0.001
@@ -71,6 +75,31 @@ def enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
                 return
             if time.monotonic() >= deadline:
                 raise sqlite3.OperationalError("database is locked")
+        time.sleep(pause)
+        pause = min(2 * pause, _MAX_PAUSE)
+
+
+def begin_immediate(conn: sqlite3.Connection, wait: float = LOCK_WAIT_SECONDS) -> None:
+    """``BEGIN IMMEDIATE``, retried while the file stays locked, up to *wait* seconds in all.
+
+    Each attempt already waits the busy timeout; with many processes writing at once (issue 18:
+    16 on 2 cores) one writer can lose that race repeatedly and fail with "database is locked"
+    although the database is merely busy. Retrying keeps every writer in line.
+
+    :raises sqlite3.OperationalError: still locked after *wait* seconds.
+    """
+    deadline = time.monotonic() + wait
+    pause = _FIRST_PAUSE
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if ("locked" not in message and "busy" not in message) or (
+                time.monotonic() >= deadline
+            ):
+                raise
         time.sleep(pause)
         pause = min(2 * pause, _MAX_PAUSE)
 
