@@ -262,7 +262,7 @@ def ingest(db: MemoryDb, conv: Conversation) -> dict[str, str]:
     return evidence_to_turn
 
 
-def rebuild(db: MemoryDb, conv: Conversation, lane: str) -> dict[str, Any]:
+def rebuild(db: MemoryDb, conv: Conversation, lane: str = "minilm") -> dict[str, Any]:
     """Fill one lane of the conversation's scope with the installed plugin."""
     model, version, _ = LANES[lane]
     result: dict[str, Any] = run(db, "rebuild", {**scope(conv), "model": model, "version": version})
