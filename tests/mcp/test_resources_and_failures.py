@@ -1,11 +1,14 @@
 """Resources (profile, a day's review, a claim) in the server's scope only, and the failures that
-are not the caller's: a bug answers ``internal error``, a database held by another writer answers
-``database is busy``; neither writes nor stops the server."""
+are not the caller's: a bug answers ``internal error``; a write waits in line behind another
+writer, and a database held past core's wait answers ``database is busy``; neither failure writes
+or stops the server."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,8 @@ from mcp.shared.exceptions import MCPError
 
 from tests.mcp.conftest import in_process, settings_for, sync_client, table_rows
 from zkr.db import MemoryDb
+from zkr.store import database
+from zkr.store.opening import begin_immediate
 from zkr_mcp.calls import DATABASE_BUSY, INTERNAL_ERROR
 from zkr_mcp.tools import mcp_tools
 
@@ -101,13 +106,33 @@ def test_a_bug_answers_internal_error_and_the_server_keeps_serving(
         assert not client.call(TOOL["remember"], {"kind": "conversation", "text": "x"}).is_error
 
 
-def test_a_database_held_by_another_writer_answers_busy(tmp_path: Path) -> None:
+def test_a_write_waits_in_line_behind_another_writer(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     MemoryDb(db).close()
     with sync_client(settings_for(db)) as (_, client):
+        holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+        release = threading.Timer(1.0, holder.execute, ["ROLLBACK"])
+        release.start()
+        try:
+            result = client.call(TOOL["remember"], {"kind": "conversation", "text": "in line"})
+        finally:
+            release.join()
+            holder.close()
+        assert not result.is_error, result.content
+
+
+def test_a_database_held_too_long_answers_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "memory.db"
+    MemoryDb(db).close()
+    # Core waits up to 30 s in line for the write lock; half a second past the busy timeout here.
+    monkeypatch.setattr(database, "begin_immediate", functools.partial(begin_immediate, wait=0.5))
+    with sync_client(settings_for(db)) as (_, client):
         before = table_rows(db)
         holder = sqlite3.connect(db, isolation_level=None)
-        holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
+        holder.execute("BEGIN IMMEDIATE")
         try:
             result = client.call(TOOL["remember"], {"kind": "conversation", "text": "later"})
         finally:
