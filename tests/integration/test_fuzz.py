@@ -133,7 +133,7 @@ def texts(ids: list[str]) -> st.SearchStrategy[str]:
         st.text(max_size=20),
         st.text(alphabet="ab \x00\u00e9\u2028\U0001f600", max_size=8),
     )
-    return st.one_of(known, known, known, odd)
+    return st.one_of(known, known, known, known, known, known, odd)
 
 
 def value_for(annotation: Any, ids: list[str], depth: int = 0) -> st.SearchStrategy[Any]:
@@ -192,7 +192,7 @@ def mutated(draw: st.DrawFn, base: Any) -> Any:
     if isinstance(base, dict):
         result = dict(base)
         for key in list(result):
-            roll = draw(st.integers(0, 9))
+            roll = draw(st.integers(0, 3 * len(result)))  # about one change per object
             if roll == 0:
                 del result[key]
             elif roll == 1:
@@ -216,7 +216,9 @@ def mutated(draw: st.DrawFn, base: Any) -> Any:
 
 def requests_for(name: str, template: dict[str, Any]) -> st.SearchStrategy[Any]:
     model = OPERATIONS[name].request
-    ids = [i for scope_ids in template["ids"].values() for i in scope_ids]
+    # Own-scope ids weigh more (so writes that need two of them get through), the other scope's
+    # are there to be refused exactly like missing ones.
+    ids = template["ids"][SCOPE[0]] * 4 + template["ids"][VICTIM[0]]
     base = model_value(model, ids, 0).map(lambda request: {**request, **_scoped(request)})
     if name == "apply":
         base = st.builds(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from zkr.models import I64_MAX, I64_MIN
 from zkr.store.fts_rows import unindex_source
 
 __all__ = [
@@ -104,8 +105,9 @@ def _position(row: tuple[object, ...]) -> dict[str, object]:
         "kind": kind,
         "at": captured_at,
         "rowid": rowid,
-        "low": captured_at - SESSION_GAP_SECONDS,
-        "high": captured_at + SESSION_GAP_SECONDS,
+        # Clamped to SQLite's integer range: a capture at the i64 limits is legal (issue 18 fuzz).
+        "low": max(captured_at - SESSION_GAP_SECONDS, I64_MIN),
+        "high": min(captured_at + SESSION_GAP_SECONDS, I64_MAX),
         "window": WINDOW,
     }
 
@@ -215,7 +217,9 @@ def build_recall_index(conn: sqlite3.Connection) -> int:
         for i, k in enumerate(offsets)
     )
     near = "".join(
-        f", CASE WHEN abs(t{i} - captured_at) <= {SESSION_GAP_SECONDS} THEN c{i} END"
+        # Not abs(t - captured_at): SQLite's abs() fails on -2^63, a legal difference here.
+        f", CASE WHEN t{i} BETWEEN captured_at - {SESSION_GAP_SECONDS}"
+        f" AND captured_at + {SESSION_GAP_SECONDS} THEN c{i} END"
         for i in range(len(offsets))
     )
     conn.execute("DELETE FROM recall_fts")
