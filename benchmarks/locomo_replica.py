@@ -68,7 +68,7 @@ def _sqlite_search(db: Any, conv: Any, query: str, hybrid: bool, recall: bool) -
     return [item.evidence_ids[0] for item in pack.items]
 
 
-def evaluate(data_dir: Path, indexes: Sequence[int]) -> dict[str, Any]:
+def evaluate(data_dir: Path, indexes: Sequence[int], lexical_only: bool = False) -> dict[str, Any]:
     from zkr import MemoryDb
     from zkr import models as m
     from zkr.plugins import load_plugins
@@ -88,7 +88,7 @@ def evaluate(data_dir: Path, indexes: Sequence[int]) -> dict[str, Any]:
         db = MemoryDb(scratch / "locomo.db")
         maps = {conv.index: locomo.ingest(db, conv) for conv in convs}
         started = time.perf_counter()
-        for conv in convs:
+        for conv in convs if not lexical_only else ():
             locomo.rebuild(db, conv)
         timings["sqlite_rebuild_s"] = round(time.perf_counter() - started, 1)
         log(f"SQLite: {sum(len(c.turns) for c in convs)} turns stored and embedded")
@@ -99,7 +99,8 @@ def evaluate(data_dir: Path, indexes: Sequence[int]) -> dict[str, Any]:
                 sync_database(conn, db, "locomo")
                 timings["replica_sync_s"] = round(time.perf_counter() - started, 1)
                 started = time.perf_counter()
-                rebuild(conn, locomo.MODEL, locomo.VERSION)
+                if not lexical_only:
+                    rebuild(conn, locomo.MODEL, locomo.VERSION)
                 timings["replica_rebuild_s"] = round(time.perf_counter() - started, 1)
                 conn.execute("ANALYZE")
             log("replica: synced and embedded")
@@ -109,13 +110,17 @@ def evaluate(data_dir: Path, indexes: Sequence[int]) -> dict[str, Any]:
             searchers["replica-hybrid"] = lambda c, q: _replica_search(replica, c, q, True)
             searchers["sqlite-lexical"] = lambda c, q: _sqlite_search(db, c, q, False, False)
             searchers["sqlite-hybrid"] = lambda c, q: _sqlite_search(db, c, q, True, False)
+            if lexical_only:
+                for mode in [name for name in searchers if name.endswith("hybrid")]:
+                    del searchers[mode]
             if recall_in_core:
                 searchers["sqlite-recall-lexical"] = lambda c, q: _sqlite_search(
                     db, c, q, False, True
                 )
-                searchers["sqlite-recall-hybrid"] = lambda c, q: _sqlite_search(
-                    db, c, q, True, True
-                )
+                if not lexical_only:
+                    searchers["sqlite-recall-hybrid"] = lambda c, q: _sqlite_search(
+                        db, c, q, True, True
+                    )
             results: dict[str, Any] = {}
             for mode, search in searchers.items():
                 rows: dict[str, dict[str, list[Any]]] = {
@@ -165,11 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
     parser.add_argument("--conversations", default="0-4", help="development split by default")
     parser.add_argument("--out", type=Path, default=Path("locomo-replica-report.json"))
+    parser.add_argument("--lexical-only", action="store_true", help="no embedder, no hybrid rows")
     args = parser.parse_args(argv)
     if not (args.data / locomo.DATA_FILE).exists():
         print(f"LoCoMo data not found at {args.data / locomo.DATA_FILE}; skipping", file=sys.stderr)
         return 0
-    report = evaluate(args.data, locomo.parse_indexes(args.conversations))
+    report = evaluate(args.data, locomo.parse_indexes(args.conversations), args.lexical_only)
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(locomo.table(report))
     return 0

@@ -29,6 +29,7 @@ from zkr_postgres.rebuild import rebuild
 from zkr_postgres.retrieval import (
     _EVIDENCE_ITEMS_SQL,
     _SOURCE_ITEMS_SQL,
+    TSV_WEIGHTS,
     _claim_items_sql,
     _Rules,
     dense_sql,
@@ -109,9 +110,14 @@ def _statements(
     vector = "[" + ",".join(repr(v) for v in HashEmbedder().embed(query)) + "]"
     table = lane_table(HashEmbedder.model, HashEmbedder.version)
     every_id = {"ids": owned}
+    weights = {"weights": TSV_WEIGHTS}
     return [
-        (lexical_sql(now), {**base, "q": query, "cand": 400, "cw": 1.0}, 1),
-        (lexical_sql(as_of), {**base, **as_of.params(), "q": query, "cand": 400, "cw": 1.0}, 1),
+        (lexical_sql(now), {**base, "q": query, "cand": 400, "cw": 1.0, **weights}, 1),
+        (
+            lexical_sql(as_of),
+            {**base, **as_of.params(), "q": query, "cand": 400, "cw": 1.0, **weights},
+            1,
+        ),
         (dense_sql(table, "cosine"), {**base, "vec": vector, "cand": 400}, 1),
         (_claim_items_sql(now), {**base, **every_id}, 0),
         (_SOURCE_ITEMS_SQL, {**base, **every_id}, 0),

@@ -202,3 +202,54 @@ def test_concurrent_syncs_of_one_database_agree_with_one_sync(
 def test_migrate_is_idempotent(pg: str) -> None:
     with connect(pg) as conn:
         assert migrate(conn) == migrate(conn)
+
+
+def test_neighbour_context_finds_a_turn_by_its_neighbours_words_and_forgets_deleted_ones(
+    tmp_path: Path, pg: str
+) -> None:
+    db = MemoryDb(tmp_path / "talk.db")
+    scope = {"tenant_id": "t", "person_id": "p"}
+    ids = []
+    for at, text in enumerate(
+        [
+            "Mel: what did you think of the lake trip?",
+            "Caroline: we camped by the water, it was lovely",
+            "Mel: sounds great",
+            "Caroline: next time bring the kayak",
+        ]
+    ):
+        result = db.remember(
+            m.RememberRequest(
+                **scope, kind="conversation", text=text, captured_at=100 + at, recorded_at=100
+            )
+        )
+        ids.append(result.source_id)
+    far = db.remember(
+        m.RememberRequest(
+            **scope,
+            kind="conversation",
+            text="Mel: unrelated",
+            captured_at=100 + 86_400,
+            recorded_at=100,
+        )
+    )
+    with connect(pg) as conn:
+        sync_database(conn, db, "up")
+    with Replica(pg) as replica:
+        found = replica.search(m.SearchRequest(**scope, query="lake trip", limit=10))
+        ranked = [i.memory.id for i in found.items]
+        # The turn with the words first; its neighbours (within the gap) next; a day later: no.
+        assert ranked[0] == ids[0]
+        assert ids[1] in ranked and far.source_id not in ranked
+    db.delete(m.DeleteRequest(**scope, source_id=ids[0], deleted_at=200))
+    with connect(pg) as conn:
+        sync_database(conn, db, "up")
+        contexts = [
+            row[0]
+            for row in conn.execute(
+                "SELECT context FROM zkr.sources WHERE deleted_at IS NULL"
+            ).fetchall()
+        ]
+        assert not any("lake" in context for context in contexts)
+    with Replica(pg) as replica:
+        assert replica.search(m.SearchRequest(**scope, query="lake trip")).items == []

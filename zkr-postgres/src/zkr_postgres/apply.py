@@ -152,16 +152,18 @@ def apply_page(
                 f" commit {held[0]} index {held[1]}"
             )
         pending: list[_Event] = []
+        touched: list[str] = []
         for event in events:
             if not _receive(state, event):
                 continue
             pending.append(event)
             if state.staged_events == state.staged_event_count:
-                _apply_commit(conn, scope, state, pending, lanes)
+                touched.extend(_apply_commit(conn, scope, state, pending, lanes))
                 pending = []
                 applied += 1
         # A split commit's head waits for the rest of its events in the next page.
         _stage(conn, scope, pending)
+        _refresh_context(conn, scope[:2], touched)
         if applied:
             conn.execute(
                 "UPDATE zkr.cursors SET applied_commit = %s, applied_event_count = %s,"
@@ -274,7 +276,7 @@ def _stage(conn: Conn, scope: Scope, events: list[_Event]) -> None:
 
 def _apply_commit(
     conn: Conn, scope: Scope, state: Position, fresh: list[_Event], lanes: list[str]
-) -> None:
+) -> list[str]:
     sequence = state.staged_commit
     assert sequence is not None
     where = "tenant_id = %s AND person_id = %s AND upstream = %s AND commit_sequence = %s"
@@ -294,6 +296,7 @@ def _apply_commit(
     if [e.index for e in events] != list(range(state.staged_event_count)):
         raise ExportError(f"export commit {sequence} event count does not match")
     _apply_records(conn, scope[2], [(e.kind, e.record) for e in events], lanes)
+    touched = _sources_of(events)
     conn.execute(
         "INSERT INTO zkr.commits(tenant_id, person_id, upstream, sequence, recorded_at,"
         " event_count) VALUES (%s, %s, %s, %s, %s, %s)",
@@ -301,6 +304,7 @@ def _apply_commit(
     )
     state.applied_commit, state.applied_event_count = sequence, state.staged_event_count
     state.staged_commit, state.staged_events, state.staged_event_count = None, 0, 0
+    return touched
 
 
 # ----------------------------------------------------------------------------------------------
@@ -642,3 +646,62 @@ def _blank_staged(conn: Conn, scope: tuple[str, str], erasure: Any) -> None:
                 index,
             ),
         )
+
+
+#: Captures further apart than this (seconds) are not each other's neighbours.
+CONTEXT_GAP = 3 * 3600
+#: How many captures on each side make a capture's context.
+CONTEXT_WINDOW = 2
+
+
+def _sources_of(events: list[_Event]) -> list[str]:
+    """Ids of the sources a commit's records write or erase."""
+    ids: list[str] = []
+    for event in events:
+        if isinstance(event.record, m.SourceRecord):
+            ids.append(event.record.source.id)
+        elif _ERASURE_MODEL is not None and isinstance(event.record, _ERASURE_MODEL):
+            ids.append(str(event.record.source_id))  # type: ignore[attr-defined]
+    return ids
+
+
+_NEIGHBOURS = """
+(SELECT n.content FROM zkr.sources n
+  WHERE n.tenant_id = x.tenant_id AND n.person_id = x.person_id AND n.kind = x.kind
+    AND n.deleted_at IS NULL AND (n.captured_at, n.id) {before} (x.captured_at, x.id)
+    AND n.captured_at BETWEEN x.captured_at - %(gap)s AND x.captured_at + %(gap)s
+  ORDER BY n.captured_at {order}, n.id {order} LIMIT %(window)s)
+"""
+
+# Every capture of the scope within CONTEXT_GAP of a changed one (same kind) gets its context
+# recomputed: its neighbours are exactly the captures that can have changed around it.
+_REFRESH = f"""
+WITH changed AS (
+  SELECT kind, captured_at FROM zkr.sources
+   WHERE tenant_id = %(t)s AND person_id = %(p)s AND id = ANY(%(ids)s))
+UPDATE zkr.sources x SET context = coalesce((
+  SELECT string_agg(nb.content, ' ') FROM (
+    {_NEIGHBOURS.format(before="<", order="DESC")}
+    UNION ALL
+    {_NEIGHBOURS.format(before=">", order="ASC")}) nb), '')
+ WHERE x.tenant_id = %(t)s AND x.person_id = %(p)s
+   AND EXISTS (SELECT 1 FROM changed c WHERE c.kind = x.kind
+               AND x.captured_at BETWEEN c.captured_at - %(gap)s AND c.captured_at + %(gap)s)
+"""
+
+
+def _refresh_context(conn: Conn, scope: tuple[str, str], source_ids: list[str]) -> None:
+    """Recompute the neighbour context of every capture near a capture this page wrote, deleted
+    or erased (a deleted or erased capture's text thereby leaves its neighbours' context)."""
+    if not source_ids:
+        return
+    conn.execute(
+        _REFRESH,
+        {
+            "t": scope[0],
+            "p": scope[1],
+            "ids": source_ids,
+            "gap": CONTEXT_GAP,
+            "window": CONTEXT_WINDOW,
+        },
+    )

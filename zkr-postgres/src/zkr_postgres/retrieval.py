@@ -42,6 +42,8 @@ __all__ = ["DENSE_WEIGHT", "RRF_K", "get", "scoped", "search"]
 RRF_K = 60
 #: Weight of the dense list against the lexical list's 1 (weak embedders must not outvote BM25).
 DENSE_WEIGHT = 0.2
+#: ts_rank_cd weights of the D, C, B, A labels: a capture's own words are A, its neighbours' D.
+TSV_WEIGHTS = [0.35, 0.2, 0.4, 1.0]
 #: A claim matched by its own statement counts this much of its ``ts_rank_cd``.
 CLAIM_WEIGHT = 1.0
 #: Each list brings this many candidates per requested item.
@@ -197,7 +199,8 @@ def lexical_sql(rules: _Rules) -> str:
     return f"""
 WITH q AS (SELECT {_TSQUERY} AS query),
 hits AS (
-  (SELECT 'source'::text AS kind, s.id, ts_rank_cd(s.tsv, q.query, 1) AS score
+  (SELECT 'source'::text AS kind, s.id, ts_rank_cd(%(weights)s::float4[], s.tsv, q.query, 1)
+          AS score
      FROM zkr.sources s, q
      WHERE {_scope("s")} AND {rules.source("s")} AND s.tsv @@ q.query
      ORDER BY score DESC, s.id LIMIT %(cand)s)
@@ -378,7 +381,14 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
     with scoped(conn, request.tenant_id, request.person_id):
         rows = conn.execute(
             lexical_sql(rules),
-            {**scope, **rules.params(), "q": request.query, "cand": candidates, "cw": CLAIM_WEIGHT},
+            {
+                **scope,
+                **rules.params(),
+                "q": request.query,
+                "cand": candidates,
+                "cw": CLAIM_WEIGHT,
+                "weights": TSV_WEIGHTS,
+            },
         ).fetchall()
         lists: list[tuple[float, Sequence[Target]]] = [(1.0, [(k, i) for k, i, _ in rows])]
         # With as_of the embedding is ignored (vectors describe now), as in zkr.

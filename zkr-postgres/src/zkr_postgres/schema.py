@@ -137,7 +137,21 @@ SCOPED_TABLES = (
     "daily_reviews",
 )
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# Migration 2: neighbour context for recall. A capture's `context` holds the text of up to two
+# captures before and two after it (same scope and kind, live, captured within CONTEXT_GAP seconds
+# of it), kept by `apply`; `tsv` then weighs the capture's own words as A and the context's as D.
+_V2 = """
+ALTER TABLE zkr.sources ADD COLUMN context text NOT NULL DEFAULT '';
+DROP INDEX zkr.sources_tsv;
+ALTER TABLE zkr.sources DROP COLUMN tsv;
+ALTER TABLE zkr.sources ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+  setweight(to_tsvector('english', content), 'A')
+  || setweight(to_tsvector('english', context), 'D')) STORED;
+CREATE INDEX sources_tsv ON zkr.sources USING gin (tsv);
+CREATE INDEX sources_neighbours ON zkr.sources (tenant_id, person_id, kind, captured_at, id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 
 # One writer migrates at a time, whatever number of sync processes start together.
 _MIGRATION_LOCK = 0x7A6B72_0001
