@@ -104,7 +104,9 @@ def test_sync_then_serve_answers_json_lines(source: Path, pg: str) -> None:
     answers: list[dict[str, Any]] = [json.loads(line) for line in served.stdout.splitlines()]
     assert len(answers) == len(lines) + 1
     violin = m.RetrievalPack.model_validate(answers[0])
-    assert [i.excerpt for i in violin.items] == ["Sam learns violin"]
+    # The claim first; the capture right after it may follow through its neighbour context.
+    assert violin.items[0].excerpt == "Sam learns violin"
+    assert "Max" not in " ".join(i.excerpt for i in violin.items)
     # Another person's marathon is not Max's.
     assert answers[1] == {
         "id": 7,
