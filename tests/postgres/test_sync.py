@@ -253,3 +253,18 @@ def test_neighbour_context_finds_a_turn_by_its_neighbours_words_and_forgets_dele
         assert not any("lake" in context for context in contexts)
     with Replica(pg) as replica:
         assert replica.search(m.SearchRequest(**scope, query="lake trip")).items == []
+
+
+def test_captures_at_the_integer_limits_sync(tmp_path: Path, pg: str) -> None:
+    db = MemoryDb(tmp_path / "edges.db")
+    scope = {"tenant_id": "t", "person_id": "p"}
+    for at in (-(2**63), 2**63 - 1, 0):
+        db.remember(
+            m.RememberRequest(
+                **scope, kind="conversation", text=f"edge {at}", captured_at=at, recorded_at=1
+            )
+        )
+    with connect(pg) as conn:
+        assert sync_database(conn, db, "up").commits == 3
+    with Replica(pg) as replica:
+        assert len(replica.search(m.SearchRequest(**scope, query="edge")).items) == 3

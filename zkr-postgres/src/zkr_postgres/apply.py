@@ -669,10 +669,12 @@ _NEIGHBOURS = """
 (SELECT n.content FROM zkr.sources n
   WHERE n.tenant_id = x.tenant_id AND n.person_id = x.person_id AND n.kind = x.kind
     AND n.deleted_at IS NULL AND (n.captured_at, n.id) {before} (x.captured_at, x.id)
-    AND n.captured_at BETWEEN x.captured_at - %(gap)s AND x.captured_at + %(gap)s
+    AND n.captured_at::numeric BETWEEN x.captured_at::numeric - %(gap)s
+                                AND x.captured_at::numeric + %(gap)s
   ORDER BY n.captured_at {order}, n.id {order} LIMIT %(window)s)
 """
 
+# (Times are compared as numeric: a capture at the bigint limits must not overflow ± the gap.)
 # Every capture of the scope within CONTEXT_GAP of a changed one (same kind) gets its context
 # recomputed: its neighbours are exactly the captures that can have changed around it.
 _REFRESH = f"""
@@ -686,7 +688,8 @@ UPDATE zkr.sources x SET context = coalesce((
     {_NEIGHBOURS.format(before=">", order="ASC")}) nb), '')
  WHERE x.tenant_id = %(t)s AND x.person_id = %(p)s
    AND EXISTS (SELECT 1 FROM changed c WHERE c.kind = x.kind
-               AND x.captured_at BETWEEN c.captured_at - %(gap)s AND c.captured_at + %(gap)s)
+               AND x.captured_at::numeric BETWEEN c.captured_at::numeric - %(gap)s
+                                              AND c.captured_at::numeric + %(gap)s)
 """
 
 
