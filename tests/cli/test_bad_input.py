@@ -326,7 +326,7 @@ def test_specific_parse_messages(zkr_inprocess: Callable[..., Outcome], db_path:
             "request exceeds 1048576 bytes",
             id="1048578 bytes",
         ),
-        pytest.param("forget", _remember(), 'unknown command "forget"', id="unknown command"),
+        pytest.param("teleport", _remember(), 'unknown command "teleport"', id="unknown command"),
     ],
 )
 def test_bad_input_through_the_real_command(

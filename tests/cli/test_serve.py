@@ -33,7 +33,7 @@ def test_serve_answers_each_line_and_survives_failures(
             _line("remember", remember_payload("Acme")),
             b"{not json\n",
             _line("remember", {**remember_payload("Beta"), "tenant_id": " "}),
-            _line("forget", {}),
+            _line("teleport", {}),
             b'{"request": {}}\n',
             b"[1, 2]\n",
             _line("search", {**SCOPE, "query": "Acme", "limit": 10.0}),
@@ -50,7 +50,7 @@ def test_serve_answers_each_line_and_survives_failures(
     assert set(stored) == {"claim_id", "evidence_id", "source_id"}
     assert set(answers[1]) == {"error"}
     assert answers[2] == {"error": "tenant_id must not be empty"}
-    assert answers[3] == {"error": 'unknown command "forget"'}
+    assert answers[3] == {"error": 'unknown command "teleport"'}
     assert answers[4] == {"error": "missing field `command`"}
     assert set(answers[5]) == {"error"}
     assert set(answers[6]) == {"error"}  # float for an integer

@@ -27,11 +27,14 @@ from zkr.feed.apply import apply
 from zkr.feed.export import export
 from zkr.jsonio import parse_request
 from zkr.retrieval import get, lookups, search
+from zkr.retrieval.chains import history
+from zkr.retrieval.listing import memories
 from zkr.store.database import Database
 from zkr.store.known_fields import check_known_fields
 from zkr.writes.capture import locator, remember
 from zkr.writes.correction import correct
 from zkr.writes.deletion import delete
+from zkr.writes.forgetting import forget
 from zkr.writes.linking import link
 from zkr.writes.profiles import profile, profiles, review, reviews
 
@@ -265,6 +268,47 @@ _TABLE = (
         "Read one bounded page of the scope's commit feed, for replication.",
         "read",
         idempotent=True,
+    ),
+    Operation(
+        "memories",
+        memories,
+        m.MemoriesRequest,
+        m.MemoriesPage,
+        "list live claims and captures, paged",
+        "List what the memory holds about the person, newest first: live claims (statement, "
+        "validity, cited evidence) and captured sources, optionally only some claim kinds or "
+        "source kinds. Pass next_cursor back as cursor for the next page; as_of lists what was "
+        "held at a past valid time and recorded time.",
+        "read",
+        idempotent=True,
+        tool=ToolProjection("zkr_memories", limits={"limit": 50}),
+    ),
+    Operation(
+        "history",
+        history,
+        m.HistoryRequest,
+        m.ClaimHistory,
+        "show a claim's whole correction chain",
+        "Show the whole history of a claim from any of its ids: every version with when it was "
+        "true and when it was believed, the evidence it cited, the corrections that superseded "
+        "it, and the deletions and erasures that retracted it, in time order.",
+        "read",
+        idempotent=True,
+        tool=ToolProjection("zkr_history"),
+    ),
+    Operation(
+        "forget",
+        forget,
+        m.ForgetRequest,
+        m.ForgetResult,
+        "irreversibly erase a source and what derives only from it",
+        "Forget a stored source for good, when the person asks that something be erased: its "
+        "text, its evidence quotes and locators, and the statements of claims that rested only "
+        "on it are erased everywhere, keeping only ids, times and the fact of the erasure. This "
+        "cannot be undone; use delete to merely retract.",
+        "destructive",
+        idempotent=True,
+        tool=ToolProjection("zkr_forget", now_fields=("erased_at",)),
     ),
     Operation(
         "apply",

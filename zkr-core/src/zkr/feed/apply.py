@@ -38,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
 from zkr.feed.commits import append_commit, serialize_record
+from zkr.feed.erasure import erase, erased_form
 from zkr.feed.export import EXPORT_FORMAT, export, record_scope
 from zkr.jsonio import ordered_dumps
 from zkr.store.fts_rows import index_source
@@ -99,6 +100,7 @@ def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
         )
     cursor = (request.after_commit, request.after_event_index)
     events = list(_page_events(page, cursor))
+    nested = db.conn.in_transaction
     with db.atomic() as conn:
         state = _load(conn, request)
         if cursor > state.position():
@@ -113,7 +115,11 @@ def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
             if state.staged_commit is not None and state.staged_events == state.staged_event_count:
                 _apply_staged(conn, request, state)
                 applied += 1
-        return _result(state, applied, received)
+        result = _result(state, applied, received)
+    if not nested and any(event.record[0] == "erasure" for event in events):
+        # As forget does upstream: no page image in the WAL keeps the erased text.
+        db.checkpoint()
+    return result
 
 
 def position(db: Database, tenant_id: str, person_id: str, upstream: str = "") -> tuple[int, int]:
@@ -280,6 +286,14 @@ def _receive(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State, e
             " AND event_index = ?",
             (*_key(request), e.sequence, e.index),
         ).fetchone()
+        if held is not None and held[0] != e.payload and _erased_copy(held[0], e):
+            # Upstream erased text of this event after we staged it: keep the erased copy.
+            conn.execute(
+                f"UPDATE replica_staging SET payload = ? WHERE {_KEY} AND commit_sequence = ?"
+                " AND event_index = ?",
+                (e.payload, *_key(request), e.sequence, e.index),
+            )
+            return False
         if held is None or held[0] != e.payload:
             raise ExportError(f"export commit {e.sequence} event {e.index} changed since staged")
         return False
@@ -294,6 +308,12 @@ def _receive(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State, e
     )
     state.staged_events += 1
     return True
+
+
+def _erased_copy(held_payload: str, event: _Event) -> bool:
+    """Whether *event* is the held event with its erasable text blanked (``forget`` upstream)."""
+    held = _record(json.loads(held_payload))
+    return serialize_record(erased_form(held)) == event.payload
 
 
 def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State) -> None:
@@ -392,6 +412,8 @@ def _apply_records(conn: sqlite3.Connection, commit_records: list[ExportRecord])
                 _upsert_review(conn, body)
             elif isinstance(body, m.DeletionRecord):
                 _remove(conn, body)
+            elif isinstance(body, m.ErasureRecord):
+                erase(conn, body)
 
     # The recall index follows the commit's final rows: captures that arrived (with their claims)
     # and sources whose evidence gained a claim. Removals were purged by _upsert_source.
@@ -414,6 +436,8 @@ def _record_id(body: BaseModel) -> str:
         return body.claim_id
     if isinstance(body, m.DeletionRecord):
         return body.target.id
+    if isinstance(body, m.ErasureRecord):
+        return body.source_id
     record_id: str = getattr(body, "id")  # noqa: B009 - claim, profile and review records
     return record_id
 

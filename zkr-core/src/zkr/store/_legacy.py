@@ -20,6 +20,8 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
   (:func:`zkr.store.fts_rows.rekey`; rows and search answers unchanged);
 * v11 (ours): the recall index is built for every live source
   (:func:`zkr.store.recall_index.build_recall_index`).
+* v12 (ours): only new objects (the listing indexes of ``memories``, ``erasures``), which
+  the convergence on the fresh schema creates.
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is

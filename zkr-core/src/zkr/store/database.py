@@ -81,6 +81,9 @@ class Database:
             self.conn.execute("PRAGMA foreign_keys = ON")
             # Look before writing: a file zkr refuses is never modified (zkr.store.opening).
             check_file(self.conn, SCHEMA_VERSION)
+            # Freed and overwritten cells are zeroed, so text that `forget` erases (or that an
+            # earlier delete or update left behind) does not survive in free space of the file.
+            self.conn.execute("PRAGMA secure_delete = ON")
             if self.path != ":memory:":
                 # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
                 enable_wal(self.conn, LOCK_WAIT_SECONDS)
@@ -146,6 +149,18 @@ class Database:
                     conn.execute("COMMIT")
                 if write:
                     self.caches.clear()
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``).
+
+        Waits (busy timeout) for readers of older snapshots; returns whether the WAL was emptied.
+        Outside a transaction only; a no-op answering ``True`` for ``:memory:``.
+        """
+        if self.path == ":memory:":
+            return True
+        with self._lock:
+            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return bool(busy == 0)
 
 
 def _roll_back(conn: sqlite3.Connection, nested: bool) -> None:

@@ -31,6 +31,7 @@ RECORD_MODELS: dict[str, type[BaseModel]] = {
     "deletion": m.DeletionRecord,
     "profile": m.ProfileRecord,
     "daily_review": m.DailyReviewRecord,
+    "erasure": m.ErasureRecord,
 }
 
 _LONE = "lone leading surrogate in hex escape"

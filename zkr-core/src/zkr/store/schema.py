@@ -3,7 +3,8 @@
 Schema versions 0-8 are zkr 0.2.x's (contract §3.5); version 9 is ours: embedding vectors become
 little-endian float32 BLOBs and the read paths get the indexes they need; version 10 gives every
 ``source_fts`` row its source's rowid (``zkr.store.fts_rows``: delete by rowid); version 11 adds
-the recall index (``zkr.store.recall_index``: a stemmed second FTS table and a timeline index). A
+the recall index (``zkr.store.recall_index``: a stemmed second FTS table and a timeline index);
+version 12 adds the listing indexes of ``memories`` and the ``erasures`` table of ``forget``. A
 fresh database is created directly at the current version; an older one is migrated forward
 inside one IMMEDIATE transaction (all or nothing). Opening a database already at the current
 version writes nothing.
@@ -26,7 +27,7 @@ __all__ = [
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
 # JSON text).
@@ -153,6 +154,24 @@ CREATE TRIGGER IF NOT EXISTS embedding_checks_claim_text AFTER UPDATE OF id, ten
   subject, predicate, value ON claims FOR EACH ROW
 BEGIN DELETE FROM embedding_checks WHERE tenant_id = OLD.tenant_id AND person_id = OLD.person_id
   AND target_kind = 'claim' AND target_id = OLD.id; END;
+"""
+
+
+# v12 (ours): what a person reads and erases. ``memories`` pages each claim kind and each source
+# kind along its own (scope, kind, recorded time, id) index, newest first, and merges the pages;
+# ``history`` walks corrections backwards by the new claim's id; ``forget`` remembers what it
+# erased (ids and times only, never text).
+PERSON_VIEW = """
+CREATE INDEX IF NOT EXISTS claims_kind_listing ON claims(tenant_id, person_id, kind,
+  recorded_from, id);
+CREATE INDEX IF NOT EXISTS sources_kind_listing ON sources(tenant_id, person_id, kind,
+  recorded_at, id) WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS corrections_by_claim ON corrections(tenant_id, person_id, claim_id);
+CREATE TABLE IF NOT EXISTS erasures(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
+  target_kind TEXT NOT NULL, target_id TEXT NOT NULL, source_id TEXT NOT NULL,
+  erased_at INTEGER NOT NULL,
+  PRIMARY KEY(tenant_id, person_id, target_kind, target_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS erasures_by_source ON erasures(tenant_id, person_id, source_id);
 """
 
 
@@ -290,6 +309,7 @@ def create_current_schema(conn: sqlite3.Connection) -> None:
         EMBEDDING_CHECKS,
         EMBEDDING_TRACKING,
         RECALL_INDEX_DDL,
+        PERSON_VIEW,
     ):
         for statement in _statements(script):
             conn.execute(statement)

@@ -9,6 +9,7 @@ are hard-deleted.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zkr import models as m
@@ -28,7 +29,7 @@ from zkr.writes.capture import SUPPORTS
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["delete"]
+__all__ = ["Tombstone", "delete", "tombstone", "tombstone_records"]
 
 # Claims linked (any relation) to some evidence of the source; parameters: tenant, person, source.
 # CROSS JOIN fixes the order: the source's evidence (evidence_scope), then its links through
@@ -57,89 +58,143 @@ def delete(db: Database, request: m.DeleteRequest) -> m.DeleteResult:
         recorded interval of a claim it would retract (nothing is changed).
     """
     require_scope(request.tenant_id, request.person_id)
-    tenant, person, source_id = request.tenant_id, request.person_id, request.source_id
-    deleted_at = request.deleted_at
-    scope_args = (tenant, person, source_id)
+    tenant, person = request.tenant_id, request.person_id
     with db.atomic() as conn:
-        # What the deletion may touch, collected before anything changes.
-        evidence_ids = _column(
-            conn,
-            "SELECT id FROM evidence WHERE tenant_id = ?1 AND person_id = ?2 AND source_id = ?3"
-            " ORDER BY id",
-            scope_args,
-        )
-        candidate_claims = _column(
-            conn,
-            f"SELECT DISTINCT c.id FROM claims c WHERE {_linked('c')} AND +c.status = 'accepted'"
-            " ORDER BY c.id",
-            scope_args,
-        )
-        profile_ids = _column(
-            conn,
-            "SELECT p.id FROM profile_entries p WHERE +p.tenant_id = ?1 AND +p.person_id = ?2"
-            f" AND p.claim_id IN ({_LINKED_CLAIMS}) ORDER BY p.id",
-            scope_args,
-        )
-        review_ids = _column(
-            conn,
-            "SELECT r.id FROM daily_reviews r WHERE r.tenant_id = ?1 AND r.person_id = ?2"
-            " AND EXISTS (SELECT 1 FROM json_each(r.evidence_ids) j JOIN evidence e"
-            " ON e.id = j.value WHERE e.tenant_id = ?1 AND e.person_id = ?2 AND e.source_id = ?3)"
-            " ORDER BY r.id",
-            scope_args,
-        )
-
-        source = conn.execute(
-            "SELECT recorded_at FROM sources WHERE id = ?3 AND tenant_id = ?1 AND person_id = ?2"
-            " AND deleted_at IS NULL",
-            scope_args,
-        ).fetchone()
-        if source is None:
-            raise NotFound()
-        if deleted_at < source[0]:
-            raise InvalidRequest("deleted_at cannot predate source recording")
-
-        conn.execute(
-            "UPDATE sources SET deleted_at = ?, revision = revision + 1 WHERE id = ?",
-            (deleted_at, source_id),
-        )
-        purge_source(conn, source_id)
-        evidence_count = conn.execute(
-            "UPDATE evidence SET deleted_at = ?4 WHERE tenant_id = ?1 AND person_id = ?2"
-            " AND source_id = ?3 AND deleted_at IS NULL",
-            (*scope_args, deleted_at),
-        ).rowcount
-        claim_count = _retract_unsupported(conn, tenant, person, source_id, deleted_at)
-        _purge_projections(conn, tenant, person, source_id, review_ids)
-
-        records: list[ExportRecord] = [
-            source_record(conn, source_id),
-            deletion_record(tenant, person, m.MemoryKind.source, source_id, deleted_at),
-        ]
-        for evidence_id in evidence_ids:
-            records.append(evidence_record(conn, evidence_id))
-            records.append(
-                deletion_record(tenant, person, m.MemoryKind.evidence, evidence_id, deleted_at)
-            )
-        for claim_id in candidate_claims:
-            record = claim_record(conn, claim_id)
-            body = record[1]
-            assert isinstance(body, m.ClaimRecord)
-            if body.status == m.ClaimStatus.retracted and body.recorded_time.until == deleted_at:
-                records.append(record)
-        records.extend(
-            deletion_record(tenant, person, m.MemoryKind.profile_entry, pid, deleted_at)
-            for pid in profile_ids
-            if conn.execute("SELECT 1 FROM profile_entries WHERE id = ?", (pid,)).fetchone() is None
-        )
-        records.extend(
-            deletion_record(tenant, person, m.MemoryKind.daily_review, rid, deleted_at)
-            for rid in review_ids
-        )
-        append_commit(conn, tenant, person, deleted_at, records)
+        done = tombstone(conn, tenant, person, request.source_id, request.deleted_at)
+        append_commit(conn, tenant, person, request.deleted_at, tombstone_records(conn, done))
     return m.DeleteResult(
-        source_id=source_id, evidence_count=evidence_count, claim_count=claim_count
+        source_id=request.source_id,
+        evidence_count=done.evidence_count,
+        claim_count=done.claim_count,
     )
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """What one deletion changed (ids collected before anything changed)."""
+
+    tenant_id: str
+    person_id: str
+    source_id: str
+    deleted_at: int
+    evidence_ids: list[str]
+    candidate_claims: list[str]
+    profile_ids: list[str]
+    review_ids: list[str]
+    evidence_count: int
+    claim_count: int
+
+
+def tombstone(
+    conn: sqlite3.Connection,
+    tenant: str,
+    person: str,
+    source_id: str,
+    deleted_at: int,
+    *,
+    field: str = "deleted_at",
+) -> Tombstone:
+    """Delete a live source in the caller's transaction (``delete``'s rows; ``forget`` reuses it).
+
+    *field* names the timestamp in error messages.
+
+    :raises NotFound: the source is missing, deleted, or in another scope.
+    :raises InvalidRequest: the time precedes the source's recording, or does not advance a claim
+        it would retract.
+    """
+    scope_args = (tenant, person, source_id)
+    # What the deletion may touch, collected before anything changes.
+    evidence_ids = _column(
+        conn,
+        "SELECT id FROM evidence WHERE tenant_id = ?1 AND person_id = ?2 AND source_id = ?3"
+        " ORDER BY id",
+        scope_args,
+    )
+    candidate_claims = _column(
+        conn,
+        f"SELECT DISTINCT c.id FROM claims c WHERE {_linked('c')} AND +c.status = 'accepted'"
+        " ORDER BY c.id",
+        scope_args,
+    )
+    profile_ids = _column(
+        conn,
+        "SELECT p.id FROM profile_entries p WHERE +p.tenant_id = ?1 AND +p.person_id = ?2"
+        f" AND p.claim_id IN ({_LINKED_CLAIMS}) ORDER BY p.id",
+        scope_args,
+    )
+    review_ids = _column(
+        conn,
+        "SELECT r.id FROM daily_reviews r WHERE r.tenant_id = ?1 AND r.person_id = ?2"
+        " AND EXISTS (SELECT 1 FROM json_each(r.evidence_ids) j JOIN evidence e"
+        " ON e.id = j.value WHERE e.tenant_id = ?1 AND e.person_id = ?2 AND e.source_id = ?3)"
+        " ORDER BY r.id",
+        scope_args,
+    )
+
+    source = conn.execute(
+        "SELECT recorded_at FROM sources WHERE id = ?3 AND tenant_id = ?1 AND person_id = ?2"
+        " AND deleted_at IS NULL",
+        scope_args,
+    ).fetchone()
+    if source is None:
+        raise NotFound()
+    if deleted_at < source[0]:
+        raise InvalidRequest(f"{field} cannot predate source recording")
+
+    conn.execute(
+        "UPDATE sources SET deleted_at = ?, revision = revision + 1 WHERE id = ?",
+        (deleted_at, source_id),
+    )
+    purge_source(conn, source_id)
+    evidence_count = conn.execute(
+        "UPDATE evidence SET deleted_at = ?4 WHERE tenant_id = ?1 AND person_id = ?2"
+        " AND source_id = ?3 AND deleted_at IS NULL",
+        (*scope_args, deleted_at),
+    ).rowcount
+    claim_count = _retract_unsupported(conn, tenant, person, source_id, deleted_at, field)
+    _purge_projections(conn, tenant, person, source_id, review_ids)
+    return Tombstone(
+        tenant,
+        person,
+        source_id,
+        deleted_at,
+        evidence_ids,
+        candidate_claims,
+        profile_ids,
+        review_ids,
+        evidence_count,
+        claim_count,
+    )
+
+
+def tombstone_records(conn: sqlite3.Connection, done: Tombstone) -> list[ExportRecord]:
+    """The feed records of a deletion, snapshotting the rows as they are now."""
+    tenant, person, deleted_at = done.tenant_id, done.person_id, done.deleted_at
+    records: list[ExportRecord] = [
+        source_record(conn, done.source_id),
+        deletion_record(tenant, person, m.MemoryKind.source, done.source_id, deleted_at),
+    ]
+    for evidence_id in done.evidence_ids:
+        records.append(evidence_record(conn, evidence_id))
+        records.append(
+            deletion_record(tenant, person, m.MemoryKind.evidence, evidence_id, deleted_at)
+        )
+    for claim_id in done.candidate_claims:
+        record = claim_record(conn, claim_id)
+        body = record[1]
+        assert isinstance(body, m.ClaimRecord)
+        if body.status == m.ClaimStatus.retracted and body.recorded_time.until == deleted_at:
+            records.append(record)
+    records.extend(
+        deletion_record(tenant, person, m.MemoryKind.profile_entry, pid, deleted_at)
+        for pid in done.profile_ids
+        if conn.execute("SELECT 1 FROM profile_entries WHERE id = ?", (pid,)).fetchone() is None
+    )
+    records.extend(
+        deletion_record(tenant, person, m.MemoryKind.daily_review, rid, deleted_at)
+        for rid in done.review_ids
+    )
+    return records
 
 
 def _column(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> list[str]:
@@ -147,7 +202,7 @@ def _column(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> lis
 
 
 def _retract_unsupported(
-    conn: sqlite3.Connection, tenant: str, person: str, source_id: str, deleted_at: int
+    conn: sqlite3.Connection, tenant: str, person: str, source_id: str, deleted_at: int, field: str
 ) -> int:
     """Retract accepted claims linked to the source that have no live ``supports`` evidence left."""
     try:
@@ -163,7 +218,7 @@ def _retract_unsupported(
         # The interval trigger: a retraction must close the recorded interval after it opened.
         if str(exc) == "invalid claim half-open time interval":
             raise InvalidRequest(
-                "deleted_at must advance affected claims' recorded intervals"
+                f"{field} must advance affected claims' recorded intervals"
             ) from None
         raise
 

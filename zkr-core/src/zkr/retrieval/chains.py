@@ -1,0 +1,224 @@
+"""``history`` (an addition): a claim's whole supersession chain, for any id in it.
+
+``correct`` never rewrites a claim: it closes the old version and records a new one, joined by a
+``corrections`` row. ``history`` walks those rows back to the first version and forward to the last,
+and answers every version - current, superseded, retracted or erased - with its intervals, the
+evidence linked to it, the correction that superseded it, and the dated events of the chain. It
+answers for every claim id ``remember`` or ``correct`` ever returned; an id of another scope is
+``record not found``, like a missing one. Quotes of deleted or erased captures are not shown.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING
+
+from zkr import models as m
+from zkr.errors import NotFound
+from zkr.retrieval._materialize import cap_excerpt
+from zkr.store.records import claim_record
+from zkr.store.validation import require_scope
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = ["history"]
+
+# Same-time events are listed in the order they happen inside one operation.
+_EVENT_ORDER = {
+    "recorded": 0,
+    "linked": 1,
+    "corrected": 2,
+    "deleted": 3,
+    "retracted": 4,
+    "erased": 5,
+}
+
+_EVIDENCE = """
+SELECT e.id, e.source_id, s.kind, ce.relation, ce.confidence_basis_points, e.quote,
+  e.recorded_at, s.deleted_at, x.erased_at, s.origin_claim_id = ce.claim_id
+FROM claim_evidence AS ce
+JOIN evidence AS e ON e.id = ce.evidence_id AND e.tenant_id = ce.tenant_id
+ AND e.person_id = ce.person_id
+JOIN sources AS s ON s.id = e.source_id AND s.tenant_id = e.tenant_id AND s.person_id = e.person_id
+LEFT JOIN erasures AS x ON x.tenant_id = e.tenant_id AND x.person_id = e.person_id
+ AND x.target_kind = 'evidence' AND x.target_id = e.id
+WHERE ce.tenant_id = ? AND ce.person_id = ? AND ce.claim_id = ?
+ORDER BY e.recorded_at, e.id
+"""
+
+
+def history(db: Database, request: m.HistoryRequest) -> m.ClaimHistory:
+    """The chain of the claim, oldest version first, with its events in time order.
+
+    :raises InvalidRequest: blank scope.
+    :raises NotFound: no claim with that id in the scope.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    scope = (request.tenant_id, request.person_id)
+    with db.atomic(write=False) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM claims WHERE id = ? AND tenant_id = ? AND person_id = ?",
+            (request.claim_id, *scope),
+        ).fetchone()
+        if exists is None:
+            raise NotFound()
+        chain = _chain(conn, scope, request.claim_id)
+        versions = [_version(conn, scope, claim_id) for claim_id in chain]
+    events = sorted(
+        (event for index, version in enumerate(versions) for event in _events(version, index)),
+        key=lambda pair: pair[0],
+    )
+    current = [
+        v.claim.id
+        for v, _ in versions
+        if v.claim.status is m.ClaimStatus.accepted
+        and v.claim.valid_time.until is None
+        and v.claim.recorded_time.until is None
+    ]
+    return m.ClaimHistory(
+        claim_id=request.claim_id,
+        current_claim_id=current[-1] if current else None,
+        versions=[version for version, _ in versions],
+        events=[event for _, event in events],
+    )
+
+
+def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> list[str]:
+    """The chain's claim ids, first version first (cycles, which only a damaged file could hold,
+    end the walk)."""
+    seen = {claim_id}
+    first = claim_id
+    while True:
+        row = conn.execute(
+            "SELECT superseded_claim_id FROM corrections WHERE tenant_id = ? AND person_id = ?"
+            " AND claim_id = ? ORDER BY recorded_at, superseded_claim_id LIMIT 1",
+            (*scope, first),
+        ).fetchone()
+        if row is None or row[0] in seen:
+            break
+        first = row[0]
+        seen.add(first)
+    chain = [first]
+    while True:
+        row = conn.execute(
+            "SELECT claim_id FROM corrections WHERE tenant_id = ? AND person_id = ?"
+            " AND superseded_claim_id = ? ORDER BY recorded_at, claim_id LIMIT 1",
+            (*scope, chain[-1]),
+        ).fetchone()
+        if row is None or row[0] in chain:
+            return chain
+        chain.append(row[0])
+
+
+# A version with, per linked evidence, whether it is the claim's origin (created with it).
+_Version = tuple[m.ClaimVersion, dict[str, bool]]
+
+
+def _version(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> _Version:
+    body = claim_record(conn, claim_id)[1]
+    assert isinstance(body, m.ClaimRecord)
+    erased = conn.execute(
+        "SELECT erased_at FROM erasures WHERE tenant_id = ? AND person_id = ?"
+        " AND target_kind = 'claim' AND target_id = ?",
+        (*scope, claim_id),
+    ).fetchone()
+    evidence = []
+    origins: dict[str, bool] = {}
+    for (
+        eid,
+        sid,
+        kind,
+        relation,
+        confidence,
+        quote,
+        recorded_at,
+        deleted_at,
+        erased_at,
+        origin,
+    ) in conn.execute(_EVIDENCE, (*scope, claim_id)):
+        evidence.append(
+            m.HistoryEvidence(
+                evidence_id=eid,
+                source_id=sid,
+                source_kind=m.SourceKind(json.loads(kind)),
+                relation=m.EvidenceRelation(json.loads(relation)),
+                confidence_basis_points=confidence,
+                quote="" if deleted_at is not None else cap_excerpt(quote),
+                recorded_at=recorded_at,
+                deleted_at=deleted_at,
+                erased_at=erased_at,
+            )
+        )
+        origins[eid] = bool(origin)
+    row = conn.execute(
+        "SELECT claim_id, source_id, evidence_id, valid_at, recorded_at FROM corrections"
+        " WHERE tenant_id = ? AND person_id = ? AND superseded_claim_id = ?"
+        " ORDER BY recorded_at, claim_id LIMIT 1",
+        (*scope, claim_id),
+    ).fetchone()
+    corrected_by = None
+    if row is not None:
+        corrected_by = m.HistoryCorrection(
+            superseded_claim_id=claim_id,
+            claim_id=row[0],
+            source_id=row[1],
+            evidence_id=row[2],
+            valid_at=row[3],
+            recorded_at=row[4],
+        )
+    version = m.ClaimVersion(
+        claim=body,
+        erased_at=None if erased is None else erased[0],
+        evidence=evidence,
+        corrected_by=corrected_by,
+    )
+    return version, origins
+
+
+def _events(
+    version: _Version, index: int
+) -> list[tuple[tuple[int, int, int, str], m.HistoryEvent]]:
+    """The version's dated events, each with its sort key (time, kind, chain position, id)."""
+    claim_version, origins = version
+    claim = claim_version.claim
+    found: list[tuple[tuple[int, int, int, str], m.HistoryEvent]] = []
+
+    def add(at: int, event: str, evidence_id: str | None, source_id: str | None) -> None:
+        key = (at, _EVENT_ORDER[event], index, evidence_id or "")
+        found.append(
+            (
+                key,
+                m.HistoryEvent(
+                    at=at,
+                    event=event,  # type: ignore[arg-type]
+                    claim_id=claim.id,
+                    evidence_id=evidence_id,
+                    source_id=source_id,
+                ),
+            )
+        )
+
+    origin = next((e for e in claim_version.evidence if origins.get(e.evidence_id)), None)
+    add(
+        claim.recorded_time.from_,
+        "recorded",
+        origin.evidence_id if origin else None,
+        origin.source_id if origin else None,
+    )
+    for evidence in claim_version.evidence:
+        if evidence is not origin:
+            # A link is committed at the later of the claim's and the evidence's recording.
+            at = max(claim.recorded_time.from_, evidence.recorded_at)
+            add(at, "linked", evidence.evidence_id, evidence.source_id)
+        if evidence.deleted_at is not None:
+            add(evidence.deleted_at, "deleted", evidence.evidence_id, evidence.source_id)
+        if evidence.erased_at is not None:
+            add(evidence.erased_at, "erased", evidence.evidence_id, evidence.source_id)
+    correction = claim_version.corrected_by
+    if correction is not None:
+        add(correction.recorded_at, "corrected", correction.evidence_id, correction.source_id)
+    if claim.status is m.ClaimStatus.retracted and claim.recorded_time.until is not None:
+        add(claim.recorded_time.until, "retracted", None, None)
+    return found

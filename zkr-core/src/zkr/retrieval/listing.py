@@ -1,0 +1,253 @@
+"""``memories`` (an addition): a person's paged list of what a scope holds.
+
+Live claims (current ones, or with ``as_of`` those visible then) and live captures, each with the
+live evidence it cites, newest recorded first (then by id, descending). Paging is keyset, never
+OFFSET: the opaque cursor is the (recorded time, id) of the last item, and each claim kind and each
+source kind is read along its own index (``claims_kind_listing``, ``sources_kind_listing``) from
+that point, at most ``limit + 1`` rows per kind; the per-kind pages are merged. A page costs the
+same at the first item and at the 100,000th, and items recorded later never shift a cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from zkr import models as m
+from zkr.errors import InvalidRequest
+from zkr.jsonio import compact_len
+from zkr.retrieval._materialize import cap_excerpt
+from zkr.store.records import time_range
+from zkr.store.validation import require_scope
+from zkr.writes.profiles import MAX_READ_PAGE_BYTES
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = ["decode_cursor", "encode_cursor", "memories"]
+
+_SUPPORTS = "'\"supports\"'"
+_CURSOR_PREFIX = "m1:"
+_INVALID_CURSOR = "cursor is not a memories cursor"
+
+# Keyset: strictly after (older than) the cursor in (recorded, id) descending order.
+_AFTER = "(({col}, {alias}.id) < (:after_recorded, :after_id))"
+
+_CLAIM_CURRENT = "c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL"
+_CLAIM_AS_OF = (
+    "c.status IN ('accepted', 'superseded') AND c.recorded_from <= :recorded_at"
+    " AND (c.recorded_until IS NULL OR :recorded_at < c.recorded_until)"
+    " AND c.valid_from <= :valid_at AND (c.valid_until IS NULL OR :valid_at < c.valid_until)"
+)
+# The live supporting evidence of claim c (on a live source; with as_of, existing then).
+_CLAIM_EVIDENCE = f"""
+SELECT e.id FROM claim_evidence AS ce
+JOIN evidence AS e ON e.id = ce.evidence_id AND e.tenant_id = c.tenant_id
+ AND e.person_id = c.person_id AND e.deleted_at IS NULL {{evidence_as_of}}
+JOIN sources AS s ON s.id = e.source_id AND s.tenant_id = c.tenant_id
+ AND s.person_id = c.person_id AND s.deleted_at IS NULL {{source_as_of}}
+WHERE ce.claim_id = c.id AND ce.tenant_id = c.tenant_id AND ce.person_id = c.person_id
+  AND ce.relation = {_SUPPORTS}
+"""
+_CLAIMS = """
+SELECT c.id, c.kind, c.subject, c.predicate, c.value, c.valid_from, c.valid_until,
+  c.recorded_from, c.recorded_until, c.status
+FROM claims AS c
+WHERE c.tenant_id = :tenant AND c.person_id = :person AND c.kind = :kind
+  AND {visible} AND {after} AND EXISTS ({evidence})
+ORDER BY c.recorded_from DESC, c.id DESC
+LIMIT :rows
+"""
+_CAPTURE_EVIDENCE = """
+SELECT e.id FROM evidence AS e
+WHERE e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
+  AND e.deleted_at IS NULL {evidence_as_of}
+"""
+_CAPTURES = """
+SELECT s.id, s.kind, s.content, s.captured_at, s.recorded_at, s.ingestion_key
+FROM sources AS s
+WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.kind = :kind
+  AND s.deleted_at IS NULL {visible} AND {after} AND EXISTS ({evidence})
+ORDER BY s.recorded_at DESC, s.id DESC
+LIMIT :rows
+"""
+_EVIDENCE_AS_OF = "AND e.recorded_at <= :recorded_at"
+_SOURCE_AS_OF = "AND s.captured_at <= :valid_at AND s.recorded_at <= :recorded_at"
+
+
+def encode_cursor(recorded: int, memory_id: str) -> str:
+    """The opaque cursor after an item recorded at *recorded* with id *memory_id*."""
+    raw = f"{_CURSOR_PREFIX}{recorded}:{memory_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    """``(recorded, id)`` of a cursor made by :func:`encode_cursor`.
+
+    :raises InvalidRequest: anything else.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise InvalidRequest(_INVALID_CURSOR) from None
+    if not raw.startswith(_CURSOR_PREFIX):
+        raise InvalidRequest(_INVALID_CURSOR)
+    recorded, sep, memory_id = raw[len(_CURSOR_PREFIX) :].partition(":")
+    try:
+        value = int(recorded)
+    except ValueError:
+        raise InvalidRequest(_INVALID_CURSOR) from None
+    if not sep or not memory_id or str(value) != recorded or not m.I64_MIN <= value <= m.I64_MAX:
+        raise InvalidRequest(_INVALID_CURSOR)
+    return value, memory_id
+
+
+def _kinds(request: m.MemoriesRequest) -> tuple[list[str], list[str]]:
+    """The claim kinds and source kinds to read."""
+    claim_kinds = [k.value for k in request.claim_kinds]
+    source_kinds = [k.value for k in request.source_kinds]
+    if not claim_kinds and not source_kinds:
+        return [k.value for k in m.ClaimKind], [k.value for k in m.SourceKind]
+    return sorted(set(claim_kinds)), sorted(set(source_kinds))
+
+
+def memories(db: Database, request: m.MemoriesRequest) -> m.MemoriesPage:
+    """One page of the scope's live claims and captures, newest recorded first.
+
+    The page holds at most ``limit`` items (0 -> 10, at most 100) and at most 1,000,000 bytes of
+    compact JSON items; ``next_cursor`` continues after its last item.
+
+    :raises InvalidRequest: blank scope, a cursor that is not one.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    limit = m.bounded_limit(request.limit)
+    params: dict[str, Any] = {
+        "tenant": request.tenant_id,
+        "person": request.person_id,
+        "rows": limit + 1,
+    }
+    keyset = request.cursor is not None
+    if request.cursor is not None:
+        params["after_recorded"], params["after_id"] = decode_cursor(request.cursor)
+    as_of = request.as_of
+    if as_of is not None:
+        params["valid_at"], params["recorded_at"] = as_of.valid_at, as_of.recorded_at
+    claim_kinds, source_kinds = _kinds(request)
+    rows: list[tuple[int, str, m.MemoryListItem]] = []
+    with db.atomic(write=False) as conn:
+        for kind in claim_kinds:
+            rows.extend(_claims(conn, {**params, "kind": kind}, keyset, as_of is not None))
+        for kind in source_kinds:
+            rows.extend(
+                _captures(conn, {**params, "kind": json.dumps(kind)}, keyset, as_of is not None)
+            )
+    rows.sort(key=lambda row: (row[0], row[1]), reverse=True)
+    return _page(rows, limit)
+
+
+def _page(rows: Sequence[tuple[int, str, m.MemoryListItem]], limit: int) -> m.MemoriesPage:
+    items: list[m.MemoryListItem] = []
+    size = 2  # "[]"
+    for _, _, item in rows[:limit]:
+        item_size = compact_len(item.model_dump(mode="json", by_alias=True)) + (1 if items else 0)
+        if items and size + item_size > MAX_READ_PAGE_BYTES:
+            break
+        items.append(item)
+        size += item_size
+    more = len(rows) > len(items)
+    next_cursor = encode_cursor(items[-1].recorded_at, items[-1].memory.id) if more else None
+    return m.MemoriesPage(items=items, next_cursor=next_cursor)
+
+
+def _claims(
+    conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
+) -> list[tuple[int, str, m.MemoryListItem]]:
+    evidence = _CLAIM_EVIDENCE.format(
+        evidence_as_of=_EVIDENCE_AS_OF if as_of else "",
+        source_as_of=_SOURCE_AS_OF if as_of else "",
+    )
+    sql = _CLAIMS.format(
+        visible=_CLAIM_AS_OF if as_of else _CLAIM_CURRENT,
+        after=_AFTER.format(col="c.recorded_from", alias="c") if keyset else "1",
+        evidence=evidence,
+    )
+    found = conn.execute(sql, params).fetchall()
+    cited = _evidence_of(conn, [row[0] for row in found], "c", "claims", evidence, params)
+    out = []
+    for cid, kind, subject, predicate, value, vf, vu, rf, ru, status in found:
+        claim = m.ListedClaim(
+            id=cid,
+            kind=m.ClaimKind(kind),
+            subject=cap_excerpt(subject),
+            predicate=cap_excerpt(predicate),
+            value=cap_excerpt(value),
+            valid_time=time_range(vf, vu),
+            recorded_time=time_range(rf, ru),
+            status=m.ClaimStatus(status),
+        )
+        item = m.MemoryListItem(
+            memory=m.MemoryRef(kind=m.MemoryKind.claim, id=cid),
+            recorded_at=rf,
+            claim=claim,
+            capture=None,
+            evidence_ids=cited.get(cid, []),
+        )
+        out.append((rf, cid, item))
+    return out
+
+
+def _captures(
+    conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
+) -> list[tuple[int, str, m.MemoryListItem]]:
+    evidence = _CAPTURE_EVIDENCE.format(evidence_as_of=_EVIDENCE_AS_OF if as_of else "")
+    sql = _CAPTURES.format(
+        visible=_SOURCE_AS_OF if as_of else "",
+        after=_AFTER.format(col="s.recorded_at", alias="s") if keyset else "1",
+        evidence=evidence,
+    )
+    found = conn.execute(sql, params).fetchall()
+    cited = _evidence_of(conn, [row[0] for row in found], "s", "sources", evidence, params)
+    out = []
+    for sid, kind, content, captured_at, recorded_at, ingestion_key in found:
+        capture = m.ListedCapture(
+            id=sid,
+            kind=m.SourceKind(json.loads(kind)),
+            text=cap_excerpt(content),
+            captured_at=captured_at,
+            recorded_at=recorded_at,
+            ingestion_key=ingestion_key,
+        )
+        item = m.MemoryListItem(
+            memory=m.MemoryRef(kind=m.MemoryKind.source, id=sid),
+            recorded_at=recorded_at,
+            claim=None,
+            capture=capture,
+            evidence_ids=cited.get(sid, []),
+        )
+        out.append((recorded_at, sid, item))
+    return out
+
+
+def _evidence_of(
+    conn: sqlite3.Connection,
+    ids: Sequence[str],
+    alias: str,
+    table: str,
+    evidence: str,
+    params: dict[str, Any],
+) -> dict[str, list[str]]:
+    """``id -> sorted evidence ids`` for the page's rows of one kind (one query)."""
+    if not ids:
+        return {}
+    names = {f"p{index}": value for index, value in enumerate(ids)}
+    marks = ", ".join(f":{name}" for name in names)
+    grouped = evidence.replace("SELECT e.id", "SELECT json_group_array(e.id)", 1)
+    query = f"SELECT {alias}.id, ({grouped}) FROM {table} AS {alias} WHERE {alias}.id IN ({marks})"
+    return {
+        owner: sorted(json.loads(listed))
+        for owner, listed in conn.execute(query, {**params, **names})
+    }
