@@ -74,7 +74,7 @@ def blank_record(record: ExportRecord, erasure: m.ErasureRecord) -> ExportRecord
 
 def erased_form(record: ExportRecord) -> ExportRecord:
     """*record* with all of its erasable text blanked (how an erased copy of it looks)."""
-    kind, body = record
+    body = record[1]
     everything = m.ErasureRecord(
         tenant_id="",
         person_id="",

@@ -28,7 +28,13 @@ from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["decode_cursor", "encode_cursor", "memories"]
+__all__ = [
+    "capture_statements",
+    "claim_statements",
+    "decode_cursor",
+    "encode_cursor",
+    "memories",
+]
 
 _SUPPORTS = "'\"supports\"'"
 _CURSOR_PREFIX = "m1:"
@@ -38,8 +44,10 @@ _INVALID_CURSOR = "cursor is not a memories cursor"
 _AFTER = "(({col}, {alias}.id) < (:after_recorded, :after_id))"
 
 _CLAIM_CURRENT = "c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL"
+# ``recorded_from <= :recorded_at`` is the keyset bound (see :func:`_bound`), so that the index
+# range starts at the page, not at as_of.
 _CLAIM_AS_OF = (
-    "c.status IN ('accepted', 'superseded') AND c.recorded_from <= :recorded_at"
+    "c.status IN ('accepted', 'superseded')"
     " AND (c.recorded_until IS NULL OR :recorded_at < c.recorded_until)"
     " AND c.valid_from <= :valid_at AND (c.valid_until IS NULL OR :valid_at < c.valid_until)"
 )
@@ -77,6 +85,7 @@ LIMIT :rows
 """
 _EVIDENCE_AS_OF = "AND e.recorded_at <= :recorded_at"
 _SOURCE_AS_OF = "AND s.captured_at <= :valid_at AND s.recorded_at <= :recorded_at"
+_CAPTURE_AS_OF = "AND s.captured_at <= :valid_at"  # recorded_at: the keyset bound
 
 
 def encode_cursor(recorded: int, memory_id: str) -> str:
@@ -106,6 +115,17 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
     return value, memory_id
 
 
+def _bound(request: m.MemoriesRequest) -> tuple[int, str] | None:
+    """Items must sort strictly before this (recorded, id): the cursor's, or with ``as_of`` the
+    first key past its recorded time (``(R + 1, "")``), whichever comes first."""
+    bound = None if request.cursor is None else decode_cursor(request.cursor)
+    as_of = request.as_of
+    if as_of is not None and as_of.recorded_at < m.I64_MAX:
+        as_of_bound = (as_of.recorded_at + 1, "")
+        bound = as_of_bound if bound is None else min(bound, as_of_bound)
+    return bound
+
+
 def _kinds(request: m.MemoriesRequest) -> tuple[list[str], list[str]]:
     """The claim kinds and source kinds to read."""
     claim_kinds = [k.value for k in request.claim_kinds]
@@ -130,12 +150,13 @@ def memories(db: Database, request: m.MemoriesRequest) -> m.MemoriesPage:
         "person": request.person_id,
         "rows": limit + 1,
     }
-    keyset = request.cursor is not None
-    if request.cursor is not None:
-        params["after_recorded"], params["after_id"] = decode_cursor(request.cursor)
     as_of = request.as_of
     if as_of is not None:
         params["valid_at"], params["recorded_at"] = as_of.valid_at, as_of.recorded_at
+    bound = _bound(request)
+    keyset = bound is not None
+    if bound is not None:
+        params["after_recorded"], params["after_id"] = bound
     claim_kinds, source_kinds = _kinds(request)
     rows: list[tuple[int, str, m.MemoryListItem]] = []
     with db.atomic(write=False) as conn:
@@ -163,9 +184,8 @@ def _page(rows: Sequence[tuple[int, str, m.MemoryListItem]], limit: int) -> m.Me
     return m.MemoriesPage(items=items, next_cursor=next_cursor)
 
 
-def _claims(
-    conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
-) -> list[tuple[int, str, m.MemoryListItem]]:
+def claim_statements(keyset: bool, as_of: bool) -> tuple[str, str]:
+    """The page statement of one claim kind and its citation subquery (correlated to ``c``)."""
     evidence = _CLAIM_EVIDENCE.format(
         evidence_as_of=_EVIDENCE_AS_OF if as_of else "",
         source_as_of=_SOURCE_AS_OF if as_of else "",
@@ -175,6 +195,24 @@ def _claims(
         after=_AFTER.format(col="c.recorded_from", alias="c") if keyset else "1",
         evidence=evidence,
     )
+    return sql, evidence
+
+
+def capture_statements(keyset: bool, as_of: bool) -> tuple[str, str]:
+    """The page statement of one source kind and its citation subquery (correlated to ``s``)."""
+    evidence = _CAPTURE_EVIDENCE.format(evidence_as_of=_EVIDENCE_AS_OF if as_of else "")
+    sql = _CAPTURES.format(
+        visible=_CAPTURE_AS_OF if as_of else "",
+        after=_AFTER.format(col="s.recorded_at", alias="s") if keyset else "1",
+        evidence=evidence,
+    )
+    return sql, evidence
+
+
+def _claims(
+    conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
+) -> list[tuple[int, str, m.MemoryListItem]]:
+    sql, evidence = claim_statements(keyset, as_of)
     found = conn.execute(sql, params).fetchall()
     cited = _evidence_of(conn, [row[0] for row in found], "c", "claims", evidence, params)
     out = []
@@ -203,12 +241,7 @@ def _claims(
 def _captures(
     conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
 ) -> list[tuple[int, str, m.MemoryListItem]]:
-    evidence = _CAPTURE_EVIDENCE.format(evidence_as_of=_EVIDENCE_AS_OF if as_of else "")
-    sql = _CAPTURES.format(
-        visible=_SOURCE_AS_OF if as_of else "",
-        after=_AFTER.format(col="s.recorded_at", alias="s") if keyset else "1",
-        evidence=evidence,
-    )
+    sql, evidence = capture_statements(keyset, as_of)
     found = conn.execute(sql, params).fetchall()
     cited = _evidence_of(conn, [row[0] for row in found], "s", "sources", evidence, params)
     out = []
