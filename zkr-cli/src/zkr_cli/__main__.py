@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from zkr_cli import __version__
-from zkr_cli._io import error_message, fail, rust_debug_str
+from zkr_cli._io import FORMATS, error_message, fail, fail_as, rust_debug_str
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -54,6 +54,23 @@ def _parse_argv(args: Sequence[str]) -> _Invocation | None:
     if args[0].startswith("-"):
         return None
     return _Invocation(default_db_path(), args[0], tuple(args[1:]))
+
+
+def _split_format(extra: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """``--format FORMAT`` / ``--format=FORMAT`` taken out of an operation's arguments (an
+    addition; the last one wins); ``None`` for a missing or unknown format."""
+    output_format, rest = "json", []
+    args = iter(extra)
+    for arg in args:
+        if arg == "--format":
+            output_format = next(args, "")
+        elif arg.startswith("--format="):
+            output_format = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    if output_format not in FORMATS:
+        return None
+    return output_format, tuple(rest)
 
 
 def _print_help() -> int:
@@ -153,17 +170,23 @@ def _dispatch(args: Sequence[str]) -> int:
 
     operation = OPERATIONS.get(invocation.command)
     if operation is not None or invocation.command == "help":
-        # Contract commands take exactly three arguments.
-        if invocation.extra or operation is None:
+        output_format, extra = "json", invocation.extra
+        if operation is not None:
+            split = _split_format(extra)
+            if split is None:
+                return fail(f"--format takes one of: {', '.join(FORMATS)}")
+            output_format, extra = split
+        # Contract commands take exactly three arguments (plus, as an addition, --format).
+        if extra or operation is None:
             return fail(USAGE)
         from zkr_cli._oneshot import run_operation
 
         try:
             db = _open_db(invocation)
         except Exception as exc:
-            return fail(error_message(exc), exc)
+            return fail_as(output_format, error_message(exc), exc)
         with db:
-            return run_operation(db, operation)
+            return run_operation(db, operation, output_format)
     return _dispatch_additional(invocation)
 
 

@@ -10,6 +10,7 @@ __all__ = ["ADDITIONAL_COMMANDS", "help_text"]
 ADDITIONAL_COMMANDS: dict[str, str] = {
     "serve": 'answer {"command","request"} JSON lines until EOF',
     "plugins": "list installed plugins as JSON",
+    "import": "store JSON lines of remember requests from FILE (- for stdin)",
 }
 
 _HEADING = (

@@ -12,9 +12,11 @@ import sys
 from typing import Any, BinaryIO
 
 __all__ = [
+    "FORMATS",
     "MAX_REQUEST_BYTES",
     "error_message",
     "fail",
+    "fail_as",
     "read_request",
     "render",
     "rust_debug_str",
@@ -67,6 +69,23 @@ def write_line(stream: BinaryIO, value: Any) -> None:
     """Write one rendered line and flush it (hosts read line by line)."""
     stream.write(render(value))
     stream.flush()
+
+
+#: What ``--format`` accepts: JSON (the default, the contract's output) or text for a person.
+FORMATS = ("json", "text")
+
+
+def fail_as(output_format: str, message: str, exc: BaseException | None = None) -> int:
+    """:func:`fail` in the command's output format: text is one ``zkr: error: ...`` line."""
+    if output_format != "text":
+        return fail(message, exc)
+    if exc is not None and debug_enabled():
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.write(f"zkr: error: {message}\n")
+    sys.stderr.flush()
+    return 1
 
 
 def error_message(exc: BaseException) -> str:

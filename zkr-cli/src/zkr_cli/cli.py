@@ -1,4 +1,5 @@
-"""The click group of zkr's additional commands (``serve``, ``plugins``) and plugin commands.
+"""The click group of zkr's additional commands (``serve``, ``plugins``, ``import``) and plugin
+commands.
 
 Contract commands never come here (see :mod:`zkr_cli.__main__`): building this group imports click
 and loads plugins, which a plain ``zkr --db PATH search`` must not pay for.
@@ -91,6 +92,45 @@ def _plugins_command() -> click.Command:
     return plugins
 
 
+def _import_command() -> click.Command:
+    import click
+
+    from zkr_cli._io import FORMATS
+
+    @click.command(
+        name="import",
+        help="Store JSON lines of remember requests from FILE (- for stdin), each line once;"
+        " print a summary (stored, replayed, refused lines with reasons).",
+    )
+    @click.argument("file")
+    @click.option("--format", "output_format", type=click.Choice(FORMATS), default="json")
+    @click.pass_obj
+    def import_(ctx: ZkrContext, file: str, output_format: str) -> int:
+        from zkr_cli._io import fail_as
+        from zkr_cli.importing import import_lines, open_input
+
+        try:
+            stream = open_input(file)
+        except OSError as exc:
+            return fail_as(output_format, f"cannot read {file}: {exc.strerror or exc}")
+        try:
+            with ctx.open_db() as db:
+                summary = import_lines(db, stream, progress=sys.stderr).to_json()
+        finally:
+            if stream is not sys.stdin.buffer:
+                stream.close()
+        if output_format == "text":
+            from zkr_cli._text import render_text
+
+            sys.stdout.write(render_text("import", summary))
+            sys.stdout.flush()
+        else:
+            ctx.emit(summary)
+        return 0
+
+    return import_
+
+
 def build_cli(*, load_plugins: bool = True) -> click.Group:
     """The click group of non-contract commands, with plugin commands when *load_plugins*.
 
@@ -108,6 +148,7 @@ def build_cli(*, load_plugins: bool = True) -> click.Group:
         plugins.pm.hook.zkr_register_commands(cli=group)
     group.add_command(_serve_command())
     group.add_command(_plugins_command())
+    group.add_command(_import_command())
     return group
 
 

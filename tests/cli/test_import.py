@@ -1,0 +1,288 @@
+"""``zkr import FILE``: every good line stored once, each bad line reported, kill-safe (issue 14).
+
+The real command in subprocesses on real SQLite files. 10,000 lines with bad ones mixed in (broken
+JSON, blank text, a blank claim field that fails *inside* the transaction, a bad locator, a key
+reused with another payload, an unknown kind); one run is killed with SIGKILL at a random point
+and re-run, and every table of the result (ids normalised to what each row means, FTS and the
+feed included) equals a clean run's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+LINES = 10_000
+SCOPE = {"tenant_id": "a", "person_id": "sam"}
+BAD = "BADLINE"  # only bad lines hold this word
+ID = re.compile(r"\b[0-9a-f]{32}\b")
+UNNAMED = "<unnamed id>"
+
+
+def good(number: int) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        **SCOPE,
+        "kind": "conversation" if number % 4 else "document",
+        "text": f"note {number} about topic{number % 37}",
+        "captured_at": 1_700_000_000 + number,
+        "recorded_at": 1_700_000_000 + number,
+    }
+    if number % 3 == 0:
+        line["claim"] = {
+            "subject": "Sam",
+            "predicate": f"likes{number % 11}",
+            "value": f"thing {number}",
+            "kind": "preference",
+            "valid_from": 1_700_000_000 + number,
+        }
+    if number % 2 == 0:
+        line["ingestion_key"] = f"turn-{number}"
+    return line
+
+
+def bad(number: int) -> str:
+    """A bad line of one of several kinds (chosen by *number*)."""
+    base = {**good(number), "text": f"{BAD} {number}"}
+    choice = number % 6
+    if choice == 0:
+        return '{"tenant_id": "a", ' + BAD
+    if choice == 1:
+        return json.dumps({**base, "text": "   "})
+    if choice == 2:  # refused inside the transaction, after the source row was written
+        claim = {"subject": " ", "predicate": "p", "value": "v", "kind": "fact", "valid_from": 1}
+        return json.dumps({**base, "claim": claim})
+    if choice == 3:
+        locator = {
+            "device_id": "d",
+            "provider": "p",
+            "stream_id": "s",
+            "segment_id": "g",
+            "start_ms": 5,
+            "end_ms": 1,
+        }
+        return json.dumps({**base, "locator": locator})
+    if choice == 4:  # an earlier good line's key with another payload
+        return json.dumps({**base, "ingestion_key": "turn-2"})
+    return json.dumps({**base, "kind": "telepathy"})
+
+
+def write_input(path: Path) -> set[int]:
+    """The 10,000-line file; returns the numbers of its bad lines."""
+    rng = random.Random(14)
+    bad_lines = set(rng.sample(range(3, LINES + 1), 300))
+    with path.open("w", encoding="utf-8") as out:
+        for number in range(1, LINES + 1):
+            if number in bad_lines:
+                out.write(bad(number) + "\n")
+            elif number % 1000 == 500:
+                out.write("\n")  # blank lines are skipped, not refused
+            else:
+                out.write(json.dumps(good(number)) + "\n")
+    return bad_lines
+
+
+def run_import(path: Path, db: Path, env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "zkr_cli", "--db", str(db), "import", str(path)],
+        capture_output=True,
+        env=env,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""  # not a terminal: no progress
+    summary: dict[str, Any] = json.loads(done.stdout)
+    return summary
+
+
+def normalised(db: Path) -> dict[str, list[Any]]:
+    """Every table's rows with each random id replaced by what it names (its source's key or
+    text), so two runs that stored the same memories in the same order compare equal."""
+    conn = sqlite3.connect(db)
+    names: dict[str, str] = {}
+    for rowid, source_id, key, content, evidence_id, claim_id in conn.execute(
+        "SELECT rowid, id, ingestion_key, content, origin_evidence_id, origin_claim_id FROM sources"
+    ):
+        label = f"{rowid}:{key}:{content}"
+        names[source_id] = "S" + label
+        names[evidence_id] = "E" + label
+        if claim_id is not None:
+            names[claim_id] = "C" + label
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, str):
+            return ID.sub(lambda found: names.get(found.group(0), UNNAMED + found.group(0)), value)
+        return value
+
+    tables = [
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    ]
+    result: dict[str, list[Any]] = {}
+    for table in tables:
+        columns = "rowid, *" if table in ("sources", "source_fts") else "*"
+        rows = conn.execute(f'SELECT {columns} FROM "{table}"').fetchall()
+        result[table] = sorted((tuple(rename(v) for v in row) for row in rows), key=repr)
+    conn.close()
+    unnamed = [table for table, rows in result.items() if UNNAMED in repr(rows)]
+    assert not unnamed, f"ids of no source in {unnamed}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def big_input(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[int]]:
+    path = tmp_path_factory.mktemp("import") / "lines.jsonl"
+    return path, write_input(path)
+
+
+@pytest.fixture(scope="module")
+def clean_run(
+    big_input: tuple[Path, set[int]], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict[str, Any]]:
+    db = tmp_path_factory.mktemp("clean") / "memory.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
+    return db, run_import(big_input[0], db, env)
+
+
+def test_every_good_line_is_stored_once_and_every_bad_line_reported(
+    big_input: tuple[Path, set[int]], clean_run: tuple[Path, dict[str, Any]]
+) -> None:
+    _, bad_lines = big_input
+    db, summary = clean_run
+    blanks = {n for n in range(500, LINES + 1, 1000) if n not in bad_lines}
+    good_lines = LINES - len(bad_lines) - len(blanks)
+    assert summary["lines"] == LINES
+    assert summary["stored"] == good_lines and summary["replayed"] == 0
+    assert [r["line"] for r in summary["refused"]] == sorted(bad_lines)
+    reasons = {r["line"]: r["error"] for r in summary["refused"]}
+    for number in bad_lines:
+        expected = {
+            1: "text must not be empty",
+            2: "claim subject must not be empty",
+            3: "locator end_ms must not precede start_ms",
+            4: "ingestion_key conflicts with different memory payload",
+        }.get(number % 6)
+        if expected is not None:
+            assert reasons[number] == expected, number
+        elif number % 6 == 5:
+            assert reasons[number].startswith("unknown variant `telepathy`"), reasons[number]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM sources").fetchone() == (good_lines,)
+    # No bad line left anything behind (the in-transaction failure included).
+    assert conn.execute(
+        "SELECT count(*) FROM sources WHERE content LIKE ?", (f"%{BAD}%",)
+    ).fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM memory_commits").fetchone() == (good_lines,)
+    # Keyless lines got a derived key, so a re-run can recognise them.
+    assert conn.execute("SELECT count(*) FROM sources WHERE ingestion_key IS NULL").fetchone() == (
+        0,
+    )
+    conn.close()
+
+
+def test_a_rerun_after_sigkill_equals_a_clean_run(
+    big_input: tuple[Path, set[int]], clean_run: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    path, _ = big_input
+    clean_db, clean_summary = clean_run
+    db = tmp_path / "killed.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
+    threshold = random.Random().randrange(1, clean_summary["stored"] - 500)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zkr_cli", "--db", str(db), "import", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    stored = 0
+    try:
+        deadline = time.monotonic() + 900
+        while stored < threshold and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            stored = _committed(db)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait()
+    assert process.returncode == -signal.SIGKILL, "the import finished before it was killed"
+    killed_at = _committed(db)
+    assert 0 < killed_at < clean_summary["stored"], killed_at
+
+    summary = run_import(path, db, env)
+    assert summary["replayed"] == killed_at
+    assert summary["stored"] == clean_summary["stored"] - killed_at
+    assert summary["refused"] == clean_summary["refused"]
+    assert normalised(db) == normalised(clean_db)
+
+
+def _committed(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("SELECT count(*) FROM sources").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+    return int(row[0])
+
+
+def test_stdin_progress_on_a_terminal_and_the_text_summary(tmp_path: Path) -> None:
+    lines = [json.dumps(good(n)) for n in range(1, 30)] + ["{broken"]
+    db = tmp_path / "memory.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "zkr_cli", "--db", str(db), "import", "-", "--format", "text"],
+            input="\n".join(lines).encode(),
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+        os.close(slave)
+        progress = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            progress += chunk
+    finally:
+        os.close(master)
+    assert done.returncode == 0
+    assert b"import: line 30: 29 stored, 0 replayed, 1 refused" in progress
+    assert done.stdout.decode().splitlines() == [
+        "30 line(s): 29 stored, 0 replayed, 1 refused",
+        "    line 30: Expecting property name enclosed in double quotes at line 1 column 2",
+    ]
+
+
+def test_an_unreadable_file_is_an_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "zkr_cli", "--db", str(tmp_path / "m.db"), "import", "missing"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1 and done.stdout == b""
+    assert json.loads(done.stderr) == {"error": "cannot read missing: No such file or directory"}

@@ -1,0 +1,133 @@
+"""``memories``, ``history`` and ``forget`` through the real CLI, and ``--format text`` (issue 14).
+
+JSON stays the default (the contract's envelope, checked by ``Outcome.json``); ``--format text``
+renders packs, listings and histories for a person, every item with the evidence ids it cites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.cli.conftest import Outcome, remember_payload
+
+SCOPE = {"tenant_id": "a", "person_id": "sam"}
+
+
+def test_the_person_operations_answer_json_by_default(zkr: Callable[..., Outcome]) -> None:
+    stored = zkr("remember", remember_payload("Acme")).json
+    corrected = zkr(
+        "correct",
+        {
+            **SCOPE,
+            "claim_id": stored["claim_id"],
+            "text": "now Beta",
+            "value": "Beta",
+            "valid_at": 20,
+            "recorded_at": 20,
+        },
+    ).json
+    page = zkr("memories", {**SCOPE, "claim_kinds": ["fact"]}).json
+    assert [item["claim"]["value"] for item in page["items"]] == ["Beta"]
+    assert page["next_cursor"] is None
+    chain = zkr("history", {**SCOPE, "claim_id": stored["claim_id"]}).json
+    assert [v["claim"]["value"] for v in chain["versions"]] == ["Acme", "Beta"]
+    assert chain["current_claim_id"] == corrected["claim_id"]
+    forgot = zkr("forget", {**SCOPE, "source_id": stored["source_id"], "erased_at": 30}).json
+    assert forgot["claim_ids"] == [stored["claim_id"]]
+    assert zkr("history", {**SCOPE, "claim_id": "f" * 32}).error == "record not found"
+    assert zkr("memories", {**SCOPE, "cursor": "nope"}).error == "cursor is not a memories cursor"
+
+
+def _text(run: Callable[..., Outcome], db_path: Path, command: str, request: Any) -> list[str]:
+    outcome = run("--db", str(db_path), command, "--format", "text", stdin=request)
+    assert outcome.returncode == 0 and outcome.stderr == b"", outcome
+    return outcome.stdout.decode("utf-8").splitlines()
+
+
+def test_text_format_shows_statements_times_and_citations(
+    zkr: Callable[..., Outcome], run: Callable[..., Outcome], db_path: Path
+) -> None:
+    at = 1_767_225_600  # 2026-01-01 00:00:00 UTC
+    stored = zkr(
+        "remember",
+        remember_payload(
+            "Acme",
+            captured_at=at,
+            recorded_at=at,
+            claim={
+                "subject": "Sam",
+                "predicate": "employer",
+                "value": "Acme",
+                "kind": "fact",
+                "valid_from": at,
+            },
+        ),
+    ).json
+    corrected = zkr(
+        "correct",
+        {
+            **SCOPE,
+            "claim_id": stored["claim_id"],
+            "text": "Sam moved to Beta",
+            "value": "Beta",
+            "valid_at": at + 86_400,
+            "recorded_at": at + 86_400,
+        },
+    ).json
+
+    pack = _text(run, db_path, "search", {**SCOPE, "query": "Beta"})
+    assert pack[0] == 'search "Beta": 1 item(s)'
+    assert pack[1] == f' 1. [claim {corrected["claim_id"]}] "Sam employer Beta"'
+    assert pack[2].endswith(f"cites {corrected['evidence_id']}")
+
+    listing = _text(run, db_path, "memories", {**SCOPE, "claim_kinds": ["fact"]})
+    assert listing == [
+        "2026-01-02 00:00:00 UTC  fact claim  Sam · employer · Beta",
+        f"    valid 2026-01-02 00:00:00 UTC -> open · accepted · id {corrected['claim_id']}",
+        f"    cites {corrected['evidence_id']}",
+    ]
+
+    chain = _text(run, db_path, "history", {**SCOPE, "claim_id": corrected["claim_id"]})
+    assert chain[0] == f"claim {corrected['claim_id']}: 2 version(s), current v2"
+    assert "v1  Sam · employer · Acme  [superseded] fact" in chain
+    assert "    valid    2026-01-01 00:00:00 UTC -> 2026-01-02 00:00:00 UTC" in chain
+    assert (
+        f'    supports 100% evidence {stored["evidence_id"]} (conversation) "Sam works at Acme"'
+        in chain
+    )
+    assert chain[-1] == (
+        f"    2026-01-02 00:00:00 UTC  corrected v1 evidence {corrected['evidence_id']}"
+    )
+
+    forgot = _text(
+        run,
+        db_path,
+        "forget",
+        {**SCOPE, "source_id": stored["source_id"], "erased_at": at + 2 * 86_400},
+    )
+    assert forgot[0] == f"forgot source {stored['source_id']} at 2026-01-03 00:00:00 UTC"
+    after = _text(run, db_path, "history", {**SCOPE, "claim_id": stored["claim_id"]})
+    assert "v1  (statement erased)  [superseded] fact" in after
+    assert "    statement erased 2026-01-03 00:00:00 UTC" in after
+
+
+def test_text_errors_and_bad_formats(
+    run: Callable[..., Outcome], db_path: Path, zkr: Callable[..., Outcome]
+) -> None:
+    outcome = run(
+        "--db", str(db_path), "history", "--format=text", stdin={**SCOPE, "claim_id": "x"}
+    )
+    assert (outcome.returncode, outcome.stdout, outcome.stderr) == (
+        1,
+        b"",
+        b"zkr: error: record not found\n",
+    )
+    bad = run("--db", str(db_path), "search", "--format", "xml", stdin={**SCOPE, "query": "x"})
+    assert bad.error == "--format takes one of: json, text"
+    missing = run("--db", str(db_path), "search", "--format", stdin={**SCOPE, "query": "x"})
+    assert missing.error == "--format takes one of: json, text"
+    # An answer without its own text form is shown as indented JSON.
+    profiles = run("--db", str(db_path), "profiles", "--format", "text", stdin=SCOPE)
+    assert profiles.returncode == 0 and profiles.stdout == b"[]\n"

@@ -1,0 +1,155 @@
+"""``zkr import FILE``: JSON lines of ``remember`` requests, stored once each.
+
+Every line is one ``remember`` request, validated exactly as ``zkr remember`` validates its stdin.
+A line is atomic (its own savepoint): a refused line leaves nothing behind, and the lines around it
+are stored. Lines are committed in batches (one transaction per :data:`BATCH_LINES` lines) for
+speed; a crash or a kill loses at most the uncommitted batch, and a re-run stores it then.
+
+Idempotent: a line's ``ingestion_key`` makes a second run a replay. A line without one gets a key
+derived from its content (``import-sha256:`` + the SHA-256 of the request's canonical JSON), so a
+re-run stores nothing twice either; two identical keyless lines are one memory.
+
+Progress goes to stderr when stderr is a terminal; the summary (``stored``, ``replayed``,
+``refused`` with each line number and reason, ``lines``) is the command's one output line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+
+if TYPE_CHECKING:
+    from zkr import models as m
+    from zkr.db import MemoryDb
+
+__all__ = ["BATCH_LINES", "DERIVED_KEY_PREFIX", "ImportSummary", "derived_key", "import_lines"]
+
+#: Lines per transaction.
+BATCH_LINES = 200
+#: Prefix of the ingestion key given to a line that has none.
+DERIVED_KEY_PREFIX = "import-sha256:"
+#: Seconds between two progress updates on a terminal.
+_PROGRESS_EVERY = 0.2
+
+
+@dataclass
+class ImportSummary:
+    """What an import did."""
+
+    lines: int = 0
+    stored: int = 0
+    replayed: int = 0
+    refused: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lines": self.lines,
+            "stored": self.stored,
+            "replayed": self.replayed,
+            "refused": self.refused,
+        }
+
+
+def derived_key(request: m.RememberRequest) -> str:
+    """The ingestion key of a keyless line: a digest of everything the request stores."""
+    from zkr.jsonio import canonical_dumps
+
+    body = request.model_dump(mode="json", by_alias=True, exclude={"ingestion_key"})
+    digest = hashlib.sha256(canonical_dumps(body).encode("utf-8")).hexdigest()
+    return DERIVED_KEY_PREFIX + digest
+
+
+def _numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    for number, raw in enumerate(stream, start=1):
+        yield number, raw.rstrip(b"\r\n")
+
+
+class _Progress:
+    """A one-line counter rewritten in place on a terminal; silent otherwise."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream if stream is not None and stream.isatty() else None
+        self.shown = 0.0
+
+    def update(self, summary: ImportSummary, *, final: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if not final and now - self.shown < _PROGRESS_EVERY:
+            return
+        self.shown = now
+        self.stream.write(
+            f"\rimport: line {summary.lines}: {summary.stored} stored, {summary.replayed} replayed,"
+            f" {len(summary.refused)} refused"
+        )
+        if final:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def import_lines(
+    db: MemoryDb, stream: BinaryIO, *, progress: TextIO | None = None
+) -> ImportSummary:
+    """Store every good line of *stream*; report the others by line number."""
+    from zkr.operations import OPERATIONS, parse
+
+    remember = OPERATIONS["remember"]
+    summary = ImportSummary()
+    shown = _Progress(progress)
+    lines = _numbered_lines(stream)
+    done = False
+    while not done:
+        done = True
+        with db.atomic() as conn:
+            for index, (number, raw) in enumerate(lines):
+                summary.lines = number
+                if raw.strip():
+                    _one(db, conn, remember, parse, number, raw, summary)
+                shown.update(summary)
+                if index + 1 >= BATCH_LINES:
+                    done = False
+                    break
+    shown.update(summary, final=True)
+    return summary
+
+
+def _one(
+    db: MemoryDb,
+    conn: Any,
+    remember: Any,
+    parse: Any,
+    number: int,
+    raw: bytes,
+    summary: ImportSummary,
+) -> None:
+    """Store one line in its own savepoint (``remember`` nests in the batch transaction)."""
+    from zkr.errors import ZkrError
+
+    try:
+        request = parse(remember, raw)
+        if request.ingestion_key is None:
+            request = request.model_copy(update={"ingestion_key": derived_key(request)})
+        known = conn.execute(
+            "SELECT 1 FROM sources WHERE tenant_id = ? AND person_id = ? AND ingestion_key = ?",
+            (request.tenant_id, request.person_id, request.ingestion_key),
+        ).fetchone()
+        remember.call(db, request)
+    except ZkrError as exc:
+        summary.refused.append({"line": number, "error": exc.message})
+        return
+    if known is None:
+        summary.stored += 1
+    else:
+        summary.replayed += 1
+
+
+def open_input(path: str) -> BinaryIO:
+    """The stream to import: *path*, or stdin for ``-``."""
+    if path == "-":
+        return sys.stdin.buffer
+    # Closed by the caller (it is not closed when it is stdin).
+    return open(path, "rb")
