@@ -1262,6 +1262,79 @@ def section_lifecycle(
     }
 
 
+def section_person(
+    db: Path, meta: dict[str, Any], settings: Settings, work: Path
+) -> dict[str, Any]:
+    """A person's reads (``memories`` pages, ``history``) and ``forget``, through serve.
+
+    ``memories`` pages are keyset ranges of the listing indexes, so the first page, a page deep in
+    the list (a cursor 20 items from the oldest), a rare kind's page and an ``as_of`` page should
+    cost the same at any size; ``forget`` rewrites the FTS index (merge) and checkpoints the WAL,
+    so it grows with the store and is only reported.
+    """
+    from zkr.retrieval.listing import encode_cursor
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        who = (meta["tenant_id"], meta["person_id"])
+        oldest = conn.execute(
+            "SELECT recorded_at, id FROM sources WHERE tenant_id = ? AND person_id = ?"
+            " AND deleted_at IS NULL ORDER BY recorded_at, id LIMIT 1 OFFSET 20",
+            who,
+        ).fetchone()
+        corrected = [
+            row[0]
+            for row in conn.execute(
+                "SELECT claim_id FROM corrections WHERE tenant_id = ? AND person_id = ?"
+                " ORDER BY claim_id",
+                who,
+            )
+        ]
+        live = [
+            row[0]
+            for row in conn.execute(
+                "SELECT id FROM sources WHERE tenant_id = ? AND person_id = ?"
+                " AND deleted_at IS NULL ORDER BY id",
+                who,
+            )
+        ]
+    finally:
+        conn.close()
+    rng = random.Random(settings.seed + 14)
+    count = settings.lifecycle_samples
+    pages = {
+        "first_page": {"limit": 50},
+        "deep_page": {"limit": 50, "cursor": encode_cursor(oldest[0], oldest[1])},
+        "rare_kind_page": {"limit": 50, "claim_kinds": ["skill"]},
+        "as_of_page": {
+            "limit": 50,
+            "as_of": {"valid_at": meta["clock"] // 2, "recorded_at": meta["clock"] // 2},
+        },
+    }
+    timings: dict[str, Any] = {}
+    deadline = Deadline(settings.section_budget_s)
+    with serving(db, work) as server:
+        server.call("locator", {**scope(meta), "evidence_id": "warm-up"})
+        for name, request in pages.items():
+            times = [server.call("memories", {**scope(meta), **request})[0] for _ in range(count)]
+            timings[name] = summary(times)
+        chains = rng.sample(corrected, min(count, len(corrected)))
+        timings["history"] = summary(
+            [server.call("history", {**scope(meta), "claim_id": c})[0] for c in chains]
+        )
+        forget_times: list[float] = []
+        when = meta["clock"] + 200_000
+        for index, source_id in enumerate(rng.sample(live, min(5, len(live)))):
+            if deadline.expired():
+                break
+            request = {**scope(meta), "source_id": source_id, "erased_at": when + index}
+            forget_times.append(server.call("forget", request)[0])
+        timings["forget"] = summary(forget_times)
+        timings["serve_health"] = server.health()
+    timings["budget_exhausted"] = deadline.hit
+    return timings
+
+
 def section_remember(
     db: Path, meta: dict[str, Any], settings: Settings, work: Path
 ) -> dict[str, Any]:
@@ -1484,6 +1557,17 @@ def checks(sections: dict[str, Any], largest: int, smallest: int) -> list[dict[s
             limit,
             "ms",
         )
+    person, person_base = _get(sections, "person", big), _get(sections, "person", small)
+    for page in ("first_page", "deep_page", "rare_kind_page", "as_of_page"):
+        value = _get(person, page, "median_ms")
+        at_most(f"issue14: memories {page} median at {largest}", [person], value, 30, "ms")
+        at_most(
+            f"issue14: memories {page} at {largest} over {smallest}",
+            [person, person_base],
+            ratio(value, _get(person_base, page, "median_ms")),
+            1.5,
+            "x",
+        )
     dense = _get(sections, "dense", big)
     speedup = _get(dense, "speedup")
     check(
@@ -1512,7 +1596,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--sections",
         default=(
             "startup,cold_cli,lexical,hybrid,recall,dense,cold_hybrid,projections,embed,lifecycle,"
-            "remember"
+            "remember,person"
         ),
         help="comma-separated subset of sections to run",
     )
@@ -1592,6 +1676,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             log(f"size {size}: no vectors, skipping hybrid/dense/projections/embed")
         attempt("lifecycle", size, section_lifecycle, db, meta, settings, work)
         attempt("remember", size, section_remember, db, meta, settings, work)
+        attempt("person", size, section_person, db, meta, settings, work)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
 

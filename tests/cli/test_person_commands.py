@@ -6,6 +6,7 @@ renders packs, listings and histories for a person, every item with the evidence
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -131,3 +132,28 @@ def test_text_errors_and_bad_formats(
     # An answer without its own text form is shown as indented JSON.
     profiles = run("--db", str(db_path), "profiles", "--format", "text", stdin=SCOPE)
     assert profiles.returncode == 0 and profiles.stdout == b"[]\n"
+
+
+def test_serve_answers_the_person_operations(
+    run: Callable[..., Outcome], zkr: Callable[..., Outcome], db_path: Path
+) -> None:
+    stored = zkr("remember", remember_payload("Acme")).json
+    lines = [
+        {"command": "memories", "request": {**SCOPE, "limit": 1}},
+        {"command": "history", "request": {**SCOPE, "claim_id": stored["claim_id"]}},
+        {
+            "command": "forget",
+            "request": {**SCOPE, "source_id": stored["source_id"], "erased_at": 11},
+        },
+        {
+            "command": "history",
+            "request": {"tenant_id": "b", "person_id": "sam", "claim_id": stored["claim_id"]},
+        },
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    outcome = run("--db", str(db_path), "serve", stdin=stdin)
+    answers = [json.loads(line) for line in outcome.stdout.splitlines()]
+    assert len(answers[0]["items"]) == 1 and answers[0]["next_cursor"] is not None
+    assert answers[1]["versions"][0]["claim"]["value"] == "Acme"
+    assert answers[2]["evidence_ids"] == [stored["evidence_id"]]
+    assert answers[3] == {"error": "record not found"}

@@ -110,8 +110,8 @@ def test_plugin_commands_cannot_replace_reserved_names(
 def test_build_cli_lists_additions_and_plugin_commands(greeter: None) -> None:
     from zkr_cli.cli import build_cli
 
-    assert {"serve", "plugins", "hello", "boom"} <= set(build_cli().commands)
-    assert set(build_cli(load_plugins=False).commands) == {"serve", "plugins"}
+    assert {"serve", "plugins", "import", "hello", "boom"} <= set(build_cli().commands)
+    assert set(build_cli(load_plugins=False).commands) == {"serve", "plugins", "import"}
 
 
 def test_unknown_commands_still_follow_the_contract_with_plugins_loaded(

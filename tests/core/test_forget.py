@@ -81,7 +81,7 @@ def fill(db: MemoryDb) -> m.RememberResult:
                 }
             )
         )
-    secret = db.remember(
+    secret: m.RememberResult = db.remember(
         m.RememberRequest.model_validate(
             {
                 **SCOPE,

@@ -18,7 +18,8 @@ SCOPE = {"tenant_id": "a", "person_id": "sam"}
 
 
 def page(db: MemoryDb, **fields: Any) -> m.MemoriesPage:
-    return db.memories(m.MemoriesRequest.model_validate({**SCOPE, **fields}))
+    result: m.MemoriesPage = db.memories(m.MemoriesRequest.model_validate({**SCOPE, **fields}))
+    return result
 
 
 def kinds(result: m.MemoriesPage) -> list[str]:

@@ -158,30 +158,46 @@ def memories(db: Database, request: m.MemoriesRequest) -> m.MemoriesPage:
     if bound is not None:
         params["after_recorded"], params["after_id"] = bound
     claim_kinds, source_kinds = _kinds(request)
-    rows: list[tuple[int, str, m.MemoryListItem]] = []
+    as_of_mode = as_of is not None
+    claim_sql, claim_evidence = claim_statements(keyset, as_of_mode)
+    capture_sql, capture_evidence = capture_statements(keyset, as_of_mode)
     with db.atomic(write=False) as conn:
+        # Each kind's page is a range of its index; only the merged first limit + 1 rows are
+        # turned into items (their citations read in one query per table).
+        rows: list[tuple[int, str, bool, tuple[Any, ...]]] = []
         for kind in claim_kinds:
-            rows.extend(_claims(conn, {**params, "kind": kind}, keyset, as_of is not None))
+            for row in conn.execute(claim_sql, {**params, "kind": kind}):
+                rows.append((row[7], row[0], True, row))
         for kind in source_kinds:
-            rows.extend(
-                _captures(conn, {**params, "kind": json.dumps(kind)}, keyset, as_of is not None)
-            )
-    rows.sort(key=lambda row: (row[0], row[1]), reverse=True)
-    return _page(rows, limit)
+            for row in conn.execute(capture_sql, {**params, "kind": json.dumps(kind)}):
+                rows.append((row[4], row[0], False, row))
+        rows.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        rows = rows[: limit + 1]
+        claim_cited = _evidence_of(
+            conn, [r[1] for r in rows if r[2]], "c", "claims", claim_evidence, params
+        )
+        capture_cited = _evidence_of(
+            conn, [r[1] for r in rows if not r[2]], "s", "sources", capture_evidence, params
+        )
+    items = [
+        _claim_item(row, claim_cited) if is_claim else _capture_item(row, capture_cited)
+        for _, _, is_claim, row in rows
+    ]
+    return _page(items, limit)
 
 
-def _page(rows: Sequence[tuple[int, str, m.MemoryListItem]], limit: int) -> m.MemoriesPage:
-    items: list[m.MemoryListItem] = []
+def _page(items: Sequence[m.MemoryListItem], limit: int) -> m.MemoriesPage:
+    page: list[m.MemoryListItem] = []
     size = 2  # "[]"
-    for _, _, item in rows[:limit]:
-        item_size = compact_len(item.model_dump(mode="json", by_alias=True)) + (1 if items else 0)
-        if items and size + item_size > MAX_READ_PAGE_BYTES:
+    for item in items[:limit]:
+        item_size = compact_len(item.model_dump(mode="json", by_alias=True)) + (1 if page else 0)
+        if page and size + item_size > MAX_READ_PAGE_BYTES:
             break
-        items.append(item)
+        page.append(item)
         size += item_size
-    more = len(rows) > len(items)
-    next_cursor = encode_cursor(items[-1].recorded_at, items[-1].memory.id) if more else None
-    return m.MemoriesPage(items=items, next_cursor=next_cursor)
+    more = len(items) > len(page)
+    next_cursor = encode_cursor(page[-1].recorded_at, page[-1].memory.id) if more else None
+    return m.MemoriesPage(items=page, next_cursor=next_cursor)
 
 
 def claim_statements(keyset: bool, as_of: bool) -> tuple[str, str]:
@@ -209,60 +225,44 @@ def capture_statements(keyset: bool, as_of: bool) -> tuple[str, str]:
     return sql, evidence
 
 
-def _claims(
-    conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
-) -> list[tuple[int, str, m.MemoryListItem]]:
-    sql, evidence = claim_statements(keyset, as_of)
-    found = conn.execute(sql, params).fetchall()
-    cited = _evidence_of(conn, [row[0] for row in found], "c", "claims", evidence, params)
-    out = []
-    for cid, kind, subject, predicate, value, vf, vu, rf, ru, status in found:
-        claim = m.ListedClaim(
-            id=cid,
-            kind=m.ClaimKind(kind),
-            subject=cap_excerpt(subject),
-            predicate=cap_excerpt(predicate),
-            value=cap_excerpt(value),
-            valid_time=time_range(vf, vu),
-            recorded_time=time_range(rf, ru),
-            status=m.ClaimStatus(status),
-        )
-        item = m.MemoryListItem(
-            memory=m.MemoryRef(kind=m.MemoryKind.claim, id=cid),
-            recorded_at=rf,
-            claim=claim,
-            capture=None,
-            evidence_ids=cited.get(cid, []),
-        )
-        out.append((rf, cid, item))
-    return out
+def _claim_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryListItem:
+    cid, kind, subject, predicate, value, vf, vu, rf, ru, status = row
+    claim = m.ListedClaim(
+        id=cid,
+        kind=m.ClaimKind(kind),
+        subject=cap_excerpt(subject),
+        predicate=cap_excerpt(predicate),
+        value=cap_excerpt(value),
+        valid_time=time_range(vf, vu),
+        recorded_time=time_range(rf, ru),
+        status=m.ClaimStatus(status),
+    )
+    return m.MemoryListItem(
+        memory=m.MemoryRef(kind=m.MemoryKind.claim, id=cid),
+        recorded_at=rf,
+        claim=claim,
+        capture=None,
+        evidence_ids=cited.get(cid, []),
+    )
 
 
-def _captures(
-    conn: sqlite3.Connection, params: dict[str, Any], keyset: bool, as_of: bool
-) -> list[tuple[int, str, m.MemoryListItem]]:
-    sql, evidence = capture_statements(keyset, as_of)
-    found = conn.execute(sql, params).fetchall()
-    cited = _evidence_of(conn, [row[0] for row in found], "s", "sources", evidence, params)
-    out = []
-    for sid, kind, content, captured_at, recorded_at, ingestion_key in found:
-        capture = m.ListedCapture(
-            id=sid,
-            kind=m.SourceKind(json.loads(kind)),
-            text=cap_excerpt(content),
-            captured_at=captured_at,
-            recorded_at=recorded_at,
-            ingestion_key=ingestion_key,
-        )
-        item = m.MemoryListItem(
-            memory=m.MemoryRef(kind=m.MemoryKind.source, id=sid),
-            recorded_at=recorded_at,
-            claim=None,
-            capture=capture,
-            evidence_ids=cited.get(sid, []),
-        )
-        out.append((recorded_at, sid, item))
-    return out
+def _capture_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryListItem:
+    sid, kind, content, captured_at, recorded_at, ingestion_key = row
+    capture = m.ListedCapture(
+        id=sid,
+        kind=m.SourceKind(json.loads(kind)),
+        text=cap_excerpt(content),
+        captured_at=captured_at,
+        recorded_at=recorded_at,
+        ingestion_key=ingestion_key,
+    )
+    return m.MemoryListItem(
+        memory=m.MemoryRef(kind=m.MemoryKind.source, id=sid),
+        recorded_at=recorded_at,
+        claim=None,
+        capture=capture,
+        evidence_ids=cited.get(sid, []),
+    )
 
 
 def _evidence_of(
