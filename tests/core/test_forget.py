@@ -371,3 +371,25 @@ def test_a_claim_with_other_live_support_keeps_its_statement(db: MemoryDb) -> No
                 {**SCOPE, "target": {"kind": "source", "id": secret.source_id}}
             )
         )
+
+
+def test_a_hosts_now_for_forget_never_predates_what_it_erases(db: MemoryDb) -> None:
+    from zkr.operations import OPERATIONS
+    from zkr.tools import tool_request
+
+    secret = fill(db)  # recorded at 200, its claim too
+    forget = OPERATIONS["forget"]
+    early = tool_request(
+        forget, {"source_id": secret.source_id}, tenant_id="a", person_id="sam", now=5, db=db
+    )
+    assert isinstance(early, m.ForgetRequest) and early.erased_at == 201
+    db.delete(m.DeleteRequest(**SCOPE, source_id=secret.source_id, deleted_at=250))
+    after_delete = tool_request(
+        forget, {"source_id": secret.source_id}, tenant_id="a", person_id="sam", now=5, db=db
+    )
+    assert isinstance(after_delete, m.ForgetRequest) and after_delete.erased_at == 250
+    db.forget(after_delete)
+    late = tool_request(
+        forget, {"source_id": secret.source_id}, tenant_id="a", person_id="sam", now=999, db=db
+    )
+    assert isinstance(late, m.ForgetRequest) and late.erased_at == 999

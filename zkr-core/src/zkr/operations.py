@@ -34,7 +34,7 @@ from zkr.store.known_fields import check_known_fields
 from zkr.writes.capture import locator, remember
 from zkr.writes.correction import correct
 from zkr.writes.deletion import delete
-from zkr.writes.forgetting import forget
+from zkr.writes.forgetting import erasure_now_floor, forget
 from zkr.writes.linking import link
 from zkr.writes.profiles import profile, profiles, review, reviews
 
@@ -308,7 +308,7 @@ _TABLE = (
         "cannot be undone; use delete to merely retract.",
         "destructive",
         idempotent=True,
-        tool=ToolProjection("zkr_forget", now_fields=("erased_at",)),
+        tool=ToolProjection("zkr_forget", now_fields=("erased_at",), now_floor=erasure_now_floor),
     ),
     Operation(
         "apply",
