@@ -1282,6 +1282,12 @@ def section_person(
             " AND deleted_at IS NULL ORDER BY recorded_at, id LIMIT 1 OFFSET 20",
             who,
         ).fetchone()
+        # as_of the recording of the middle source: half the store is then visible.
+        middle = conn.execute(
+            "SELECT recorded_at FROM sources WHERE tenant_id = ? AND person_id = ?"
+            " ORDER BY recorded_at LIMIT 1 OFFSET (SELECT count(*) / 2 FROM sources)",
+            who,
+        ).fetchone()
         corrected = [
             row[0]
             for row in conn.execute(
@@ -1308,7 +1314,7 @@ def section_person(
         "rare_kind_page": {"limit": 50, "claim_kinds": ["skill"]},
         "as_of_page": {
             "limit": 50,
-            "as_of": {"valid_at": meta["clock"] // 2, "recorded_at": meta["clock"] // 2},
+            "as_of": {"valid_at": middle[0], "recorded_at": middle[0]},
         },
     }
     timings: dict[str, Any] = {}

@@ -20,6 +20,7 @@ import pytest
 from zkr import errors
 from zkr import models as m
 from zkr.db import MemoryDb
+from zkr.store.schema import SCHEMA_VERSION
 
 
 def rollback_journal_file(path: Path, *, user_version: int = 0, application_id: int = 0) -> bytes:
@@ -35,7 +36,7 @@ def rollback_journal_file(path: Path, *, user_version: int = 0, application_id: 
 @pytest.mark.parametrize(
     ("user_version", "application_id", "error"),
     [
-        (11, 0, "SchemaVersionError"),
+        (SCHEMA_VERSION + 1, 0, "SchemaVersionError"),
         (-1, 0, "SchemaVersionError"),
         (0, 0x47504B47, "ForeignDatabaseError"),
         (3, 1, "ForeignDatabaseError"),
