@@ -85,7 +85,9 @@ LIMIT :rows
 """
 _EVIDENCE_AS_OF = "AND e.recorded_at <= :recorded_at"
 _SOURCE_AS_OF = "AND s.captured_at <= :valid_at AND s.recorded_at <= :recorded_at"
-_CAPTURE_AS_OF = "AND s.captured_at <= :valid_at"  # recorded_at: the keyset bound
+# recorded_at is the keyset bound; the unary + keeps the planner on the listing index (a
+# captured_at range would pick the timeline index and sort).
+_CAPTURE_AS_OF = "AND +s.captured_at <= :valid_at"
 
 
 def encode_cursor(recorded: int, memory_id: str) -> str:
