@@ -138,6 +138,7 @@ def searches(db: MemoryDb) -> list[str]:
         annotation = ranking_field.annotation
         values = [v.value for v in annotation] if isinstance(annotation, type) else []
         rankings = [{"ranking": value} for value in values] or rankings
+        assert len(rankings) > 1, "the ranking field lost its values"
     answers = []
     for word in [*SECRETS, b"Sam", b"favourite"]:
         for ranking in rankings:
