@@ -8,17 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.web.browser.scenes import APRIL, seed, shot
 from tests.web.conftest import WebServer
-from zkr_web.memory import has_operation
-
-# Until zkr-core's memories/history/forget operations land on main (issue 14); then removed.
-pytestmark = pytest.mark.skipif(
-    not all(has_operation(name) for name in ("memories", "history", "forget")),
-    reason="zkr-core has no memories/history/forget operations yet",
-)
 
 
 def test_the_timeline_lists_filters_and_pages(web: WebServer, page: Any, artifacts: Path) -> None:

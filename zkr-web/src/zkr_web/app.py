@@ -8,45 +8,33 @@ Reads run in Starlette's thread pool (``def`` endpoints); ``MemoryDb`` serialise
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from zkr import MemoryDb
 from zkr.errors import NotFound, ZkrError
-from zkr_web.memory import ScopedMemory, has_operation
-from zkr_web.moments import MomentError, format_moment, input_value, parse_moment
-from zkr_web.security import AccessGuard, csrf_token, origin_allowed, tokens_match
+from zkr_web.history import claim_page
+from zkr_web.memory import ScopedMemory
+from zkr_web.moments import MomentError, parse_moment
+from zkr_web.rendering import Pages, WebConfig, as_of_param
+from zkr_web.security import AccessGuard, origin_allowed, tokens_match
+from zkr_web.timeline import timeline_page
 
 __all__ = ["WebConfig", "create_app"]
 
 #: A form larger than this is refused before it is parsed (the contract's request size).
 MAX_FORM_BYTES = 1_048_576
-
-
-@dataclass(frozen=True)
-class WebConfig:
-    """What one zkr-web server serves: one database, one person's scope, one access token."""
-
-    db_path: str
-    tenant_id: str
-    person_id: str
-    token: str
-    #: The clock used for "now" (recorded times of corrections and deletions); tests may fix it.
-    clock: Callable[[], float] = field(default=time.time)
 
 
 class _FormError(Exception):
@@ -58,67 +46,7 @@ class _FormError(Exception):
         self.message = message
 
 
-class _Pages:
-    """Renders pages; holds the scope's memory and the template environment."""
-
-    def __init__(self, config: WebConfig, memory: ScopedMemory) -> None:
-        self.config = config
-        self.memory = memory
-        self.csrf = csrf_token(config.token)
-        self.env = Environment(
-            loader=PackageLoader("zkr_web", "templates"),
-            autoescape=True,  # every value is escaped unless a template says otherwise (none do)
-            undefined=StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-        self.env.filters["moment"] = format_moment
-        self.env.filters["input_moment"] = input_value
-        self.env.globals.update(
-            csrf=self.csrf,
-            tenant_id=config.tenant_id,
-            person_id=config.person_id,
-            has_operation=has_operation,
-        )
-
-    def now(self) -> int:
-        return int(self.config.clock())
-
-    def render(
-        self, request: Request, template: str, status: int = 200, **context: Any
-    ) -> HTMLResponse:
-        try:
-            as_of = _as_of(request)
-        except MomentError:  # the error page of an unreadable "as of" still renders
-            as_of = None
-        context.setdefault("title", "zkr")
-        html = self.env.get_template(template).render(
-            request_path=request.url.path,
-            query=dict(request.query_params),
-            as_of=as_of,
-            link=_linker(as_of),
-            **context,
-        )
-        return HTMLResponse(html, status_code=status)
-
-
-def _as_of(request: Request) -> int | None:
-    return parse_moment(request.query_params.get("as_of"))
-
-
-def _linker(as_of: int | None) -> Callable[..., str]:
-    """``link(path, **params)``: an address that keeps the page's "as of" moment."""
-
-    def link(path: str, **params: Any) -> str:
-        query = {key: str(value) for key, value in params.items() if value not in (None, "")}
-        if as_of is not None and "as_of" not in params:
-            query["as_of"] = str(as_of)
-        return path + ("?" + urlencode(query) if query else "")
-
-    return link
-
-
-async def _form(request: Request, pages: _Pages) -> dict[str, str]:
+async def _form(request: Request, pages: Pages) -> dict[str, str]:
     """The POSTed form, after the size, origin and CSRF checks (nothing is run before them)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_FORM_BYTES:
@@ -153,20 +81,15 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     :param db: an open database to use (the caller closes it); by default ``config.db_path`` is
         opened at start-up and closed at shutdown.
     """
-    state: dict[str, _Pages] = {}
+    state: dict[str, Pages] = {}
 
-    def pages() -> _Pages:
+    def pages() -> Pages:
         return state["pages"]
 
     # ------------------------------------------------------------------ reading pages
 
     def home(request: Request) -> Response:
-        p = pages()
-        if not has_operation("memories"):
-            return p.render(request, "home.html", title="zkr — your memory")
-        from zkr_web.timeline import timeline_page
-
-        return timeline_page(p, request)
+        return timeline_page(pages(), request)
 
     def search(request: Request) -> Response:
         p = pages()
@@ -174,7 +97,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         pack = None
         cited: dict[str, Any] = {}
         if query:
-            pack = p.memory.search(query, limit=20, as_of=_as_of(request))
+            pack = p.memory.search(query, limit=20, as_of=as_of_param(request))
             for item in pack.items:
                 for evidence_id in item.evidence_ids:
                     if evidence_id not in cited:
@@ -184,22 +107,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         )
 
     def claim(request: Request) -> Response:
-        p = pages()
-        claim_id = request.path_params["claim_id"]
-        if has_operation("history"):
-            from zkr_web.history import claim_page
-
-            return claim_page(p, request, claim_id)
-        item = p.memory.get("claim", claim_id)
-        evidence = [_evidence(p.memory, evidence_id) for evidence_id in item.evidence_ids]
-        return p.render(
-            request,
-            "claim.html",
-            title=f"zkr — {item.excerpt}",
-            item=item,
-            evidence=evidence,
-            history=None,
-        )
+        return claim_page(pages(), request, request.path_params["claim_id"])
 
     def source(request: Request) -> Response:
         p = pages()
@@ -264,9 +172,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         p = pages()
         source_id = request.path_params["source_id"]
         action = request.path_params["action"]
-        if action not in ("delete", "forget") or (
-            action == "forget" and not has_operation("forget")
-        ):
+        if action not in ("delete", "forget"):
             raise HTTPException(404)
         item = await run_in_threadpool(p.memory.get, "source", source_id)
         if request.method == "GET":
@@ -314,7 +220,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         own = db is None
         handle = MemoryDb(config.db_path) if db is None else db
-        state["pages"] = _Pages(config, ScopedMemory(handle, config.tenant_id, config.person_id))
+        state["pages"] = Pages(config, ScopedMemory(handle, config.tenant_id, config.person_id))
         try:
             yield
         finally:

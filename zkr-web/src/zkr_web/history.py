@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-if TYPE_CHECKING:
-    from zkr_web.app import _Pages
+from zkr_web.rendering import Pages, as_of_param
 
 __all__ = ["believed_at", "claim_page"]
 
@@ -28,13 +27,11 @@ def believed_at(versions: list[Any], moment: int) -> str | None:
     return None
 
 
-def claim_page(pages: _Pages, request: Request, claim_id: str) -> Response:
-    from zkr_web.app import _as_of
-
+def claim_page(pages: Pages, request: Request, claim_id: str) -> Response:
     history = pages.memory.history(claim_id)
     versions = list(history.versions)
     by_id = {version.claim.id: version for version in versions}
-    as_of = _as_of(request)
+    as_of = as_of_param(request)
     believed = None if as_of is None else believed_at(versions, as_of)
     # Headline: the version believed at the chosen moment, else the current one.
     shown = (

@@ -15,12 +15,7 @@ from zkr import MemoryDb
 from zkr import models as m
 from zkr.operations import OPERATIONS
 
-__all__ = ["ScopedMemory", "has_operation"]
-
-
-def has_operation(name: str) -> bool:
-    """Whether the installed zkr-core offers operation *name* (pages hide what it lacks)."""
-    return name in OPERATIONS
+__all__ = ["ScopedMemory"]
 
 
 @dataclass(frozen=True)
@@ -69,8 +64,8 @@ class ScopedMemory:
         source_kinds: list[str],
         cursor: str | None,
         as_of: int | None,
-    ) -> Any:
-        """One page of the timeline (``memories``): ``items`` and ``next_cursor``."""
+    ) -> m.MemoriesPage:
+        """One page of the timeline (``memories``)."""
         fields: dict[str, Any] = {
             "limit": limit,
             "claim_kinds": claim_kinds,
@@ -79,11 +74,13 @@ class ScopedMemory:
         }
         if as_of is not None:
             fields["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
-        return self.run("memories", **fields)
+        page: m.MemoriesPage = self.run("memories", **fields)
+        return page
 
-    def history(self, claim_id: str) -> Any:
-        """A claim's whole chain (``history``): ``versions`` and ``events``."""
-        return self.run("history", claim_id=claim_id)
+    def history(self, claim_id: str) -> m.ClaimHistory:
+        """A claim's whole chain (``history``)."""
+        history: m.ClaimHistory = self.run("history", claim_id=claim_id)
+        return history
 
     def profiles(self, limit: int) -> list[m.ProfileEntry]:
         entries: list[m.ProfileEntry] = self.run("profiles", limit=limit)
@@ -112,6 +109,7 @@ class ScopedMemory:
         result: m.DeleteResult = self.run("delete", source_id=source_id, deleted_at=deleted_at)
         return result
 
-    def forget(self, source_id: str, erased_at: int) -> Any:
+    def forget(self, source_id: str, erased_at: int) -> m.ForgetResult:
         """Erase a capture and what only it supports (``forget``)."""
-        return self.run("forget", source_id=source_id, erased_at=erased_at)
+        result: m.ForgetResult = self.run("forget", source_id=source_id, erased_at=erased_at)
+        return result

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -10,9 +9,7 @@ from starlette.responses import Response
 
 from zkr import models as m
 from zkr.errors import InvalidRequest
-
-if TYPE_CHECKING:
-    from zkr_web.app import _Pages
+from zkr_web.rendering import Pages, as_of_param
 
 __all__ = ["CLAIM_KINDS", "SOURCE_KINDS", "timeline_page"]
 
@@ -22,15 +19,13 @@ SOURCE_KINDS = [kind.value for kind in m.SourceKind]
 TIMELINE_PAGE = 50
 
 
-def timeline_page(pages: _Pages, request: Request) -> Response:
-    from zkr_web.app import _as_of
-
+def timeline_page(pages: Pages, request: Request) -> Response:
     kinds = request.query_params.getlist("kind")
     unknown = [kind for kind in kinds if kind not in CLAIM_KINDS and kind not in SOURCE_KINDS]
     if unknown:
         raise InvalidRequest(f"unknown kind {unknown[0]!r}")
     cursor = request.query_params.get("cursor") or None
-    as_of = _as_of(request)
+    as_of = as_of_param(request)
     page = pages.memory.memories(
         TIMELINE_PAGE,
         claim_kinds=[kind for kind in kinds if kind in CLAIM_KINDS],
