@@ -34,12 +34,8 @@ def claim_page(pages: Pages, request: Request, claim_id: str) -> Response:
     as_of = as_of_param(request)
     believed = None if as_of is None else believed_at(versions, as_of)
     # Headline: the version believed at the chosen moment, else the current one.
-    shown = (
-        by_id.get(believed)
-        or by_id.get(history.current_claim_id)
-        or by_id.get(claim_id)
-        or versions[-1]
-    )
+    preferred = [believed, history.current_claim_id, claim_id]
+    shown = next((by_id[key] for key in preferred if key in by_id), versions[-1])
     # Transcript locators of live evidence: one operation per cited evidence, never a scan.
     locators: dict[str, Any] = {}
     for version in versions:
