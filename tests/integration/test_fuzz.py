@@ -47,7 +47,7 @@ from zkr.jsonio import parse_request
 from zkr.operations import OPERATIONS
 
 PROFILE = os.environ.get("ZKR_FUZZ_PROFILE", "ci")
-EXAMPLES = {"ci": 25, "long": 2000}[PROFILE]
+EXAMPLES = {"ci": 15, "long": 2000}[PROFILE]
 SCOPE = ("t", "p")
 VICTIM = ("victim", "v")
 SECRET = "zebrafinch-secret"
