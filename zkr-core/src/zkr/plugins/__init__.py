@@ -2,26 +2,32 @@
 
 :mod:`zkr.plugins.hookspecs` holds the hook specifications; :mod:`zkr.plugins.embedders`,
 :mod:`~zkr.plugins.extractors` and :mod:`~zkr.plugins.hosts` the interfaces plugins implement; the
-manager (``pm``, ``load_plugins`` and the registries) is re-exported here.
+manager (``pm``, ``load_plugins`` and the registries) is re-exported here. The names load on
+first use (PEP 562): a write that only needs an interface module never loads the manager
+(pluggy's entry-point machinery), which a one-shot command must not pay for.
 """
 
 from __future__ import annotations
 
-from zkr.plugins._manager import (
-    DEFAULT_PLUGINS,
-    get_embedder,
-    get_embedders,
-    get_extractors,
-    get_hosts,
-    get_plugins,
-    load_plugins,
-    pm,
-    prepare_connection,
-)
-from zkr.plugins.embedders import Embedder
-from zkr.plugins.extractors import ClaimExtractor, Suggestion
-from zkr.plugins.hookspecs import hookimpl
-from zkr.plugins.hosts import HostAdapter
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zkr.plugins._manager import (
+        DEFAULT_PLUGINS,
+        get_embedder,
+        get_embedders,
+        get_extractors,
+        get_hosts,
+        get_plugins,
+        load_plugins,
+        pm,
+        prepare_connection,
+    )
+    from zkr.plugins.embedders import Embedder
+    from zkr.plugins.extractors import ClaimExtractor, Suggestion
+    from zkr.plugins.hookspecs import hookimpl
+    from zkr.plugins.hosts import HostAdapter
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -39,3 +45,31 @@ __all__ = [
     "pm",
     "prepare_connection",
 ]
+
+_HOMES = {
+    "DEFAULT_PLUGINS": "_manager",
+    "get_embedder": "_manager",
+    "get_embedders": "_manager",
+    "get_extractors": "_manager",
+    "get_hosts": "_manager",
+    "get_plugins": "_manager",
+    "load_plugins": "_manager",
+    "pm": "_manager",
+    "prepare_connection": "_manager",
+    "Embedder": "embedders",
+    "ClaimExtractor": "extractors",
+    "Suggestion": "extractors",
+    "hookimpl": "hookspecs",
+    "HostAdapter": "hosts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(f"zkr.plugins.{home}"), name)
+        globals()[name] = value
+        return value
+    if name == "_manager":  # tests reach into the manager's state
+        return importlib.import_module("zkr.plugins._manager")
+    raise AttributeError(f"module 'zkr.plugins' has no attribute {name!r}")
