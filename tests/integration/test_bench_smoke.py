@@ -21,6 +21,8 @@ SECTIONS = {
     "embed",
     "lifecycle",
     "remember",
+    "recall",
+    "person",
 }
 TIMING_KEYS = {"n", "median_ms", "p90_ms", "min_ms", "max_ms"}
 

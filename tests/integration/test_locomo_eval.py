@@ -17,7 +17,18 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-METRICS = {"questions", "recall@1", "recall@5", "recall@10", "hit@1", "hit@5", "hit@10", "mrr"}
+METRICS = {
+    "questions",
+    "recall@1",
+    "recall@5",
+    "recall@10",
+    "recall@50",
+    "hit@1",
+    "hit@5",
+    "hit@10",
+    "hit@50",
+    "mrr",
+}
 
 
 def _load_script() -> ModuleType:
@@ -61,15 +72,16 @@ def _check_block(block: dict[str, Any]) -> None:
     for key in METRICS - {"questions"}:
         assert 0.0 <= block[key] <= 1.0, (key, block[key])
     # A hit within k needs a cited gold turn within k, and more items can only find more.
-    assert block["recall@1"] <= block["recall@5"] <= block["recall@10"] <= block["hit@10"]
+    assert block["recall@1"] <= block["recall@5"] <= block["recall@10"] <= block["recall@50"]
+    assert block["recall@10"] <= block["hit@10"] <= block["hit@50"]
     assert block["hit@1"] <= block["mrr"] <= block["hit@10"]
 
 
 def test_report_shape_and_fractions(report: dict[str, Any]) -> None:
     assert report["format"] == locomo.REPORT_FORMAT
     assert report["settings"]["conversations"] == [0]
-    assert report["settings"]["modes"] == ["lexical"]
-    assert report["rebuild"] is None
+    assert list(report["settings"]["modes"]) == ["lexical"]  # mode -> (ranking, lane)
+    assert report["rebuild"] == {}  # lexical modes embed nothing
     assert report["corpus"]["questions"] == 40
     assert report["corpus"]["turns"] > 100
     results = report["results"]["lexical"]

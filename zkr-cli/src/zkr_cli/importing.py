@@ -128,20 +128,18 @@ def _one(
 ) -> None:
     """Store one line in its own savepoint (``remember`` nests in the batch transaction)."""
     from zkr.errors import ZkrError
+    from zkr.writes.capture import is_stored
 
     try:
         request = parse(remember, raw)
         if request.ingestion_key is None:
             request = request.model_copy(update={"ingestion_key": derived_key(request)})
-        known = conn.execute(
-            "SELECT 1 FROM sources WHERE tenant_id = ? AND person_id = ? AND ingestion_key = ?",
-            (request.tenant_id, request.person_id, request.ingestion_key),
-        ).fetchone()
+        known = is_stored(conn, request.tenant_id, request.person_id, request.ingestion_key)
         remember.call(db, request)
     except ZkrError as exc:
         summary.refused.append({"line": number, "error": exc.message})
         return
-    if known is None:
+    if not known:
         summary.stored += 1
     else:
         summary.replayed += 1

@@ -34,6 +34,7 @@ __all__ = [
     "insert_claim",
     "insert_evidence",
     "insert_source",
+    "is_stored",
     "locator",
     "remember",
     "require_claim_text",
@@ -308,3 +309,13 @@ def locator(db: Database, request: m.LocatorRequest) -> m.LocatorInput | None:
         if live is None:
             return None
         return stored_locator(conn, request.tenant_id, request.person_id, request.evidence_id)
+
+
+def is_stored(conn: sqlite3.Connection, tenant_id: str, person_id: str, ingestion_key: str) -> bool:
+    """Whether the scope already holds a capture under *ingestion_key* (a ``remember`` of it would
+    be a replay). ``zkr import`` asks inside its transaction to count stored and replayed lines."""
+    row = conn.execute(
+        "SELECT 1 FROM sources WHERE tenant_id = ? AND person_id = ? AND ingestion_key = ?",
+        (tenant_id, person_id, ingestion_key),
+    ).fetchone()
+    return row is not None
