@@ -57,6 +57,9 @@ VALID_AND_INVALID: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"day": "2026-05-01", "summary": "s", "evidence_ids": "e"},
     ),
     "zkr_suggest": ({"turns": 2}, {"turns": 11}),
+    "zkr_memories": ({"claim_kinds": ["fact"]}, {"claim_kinds": ["gossip"]}),
+    "zkr_history": ({"claim_id": "c"}, {}),
+    "zkr_forget": ({"source_id": "s", "erased_at": 5}, {"source_id": "s", "erased_at": "soon"}),
 }
 
 
