@@ -171,6 +171,13 @@ def test_the_serving_role_sees_only_the_scope_it_set(
         assert seen >= len(owned) // 2  # the items statements find the scope's live records
 
 
+def test_a_query_holding_nul_is_answered(replica: str) -> None:
+    # PostgreSQL text cannot hold NUL (the property below found it): the query reads it as a space.
+    with Replica(_reader(replica)) as reader:
+        pack = reader.search(m.SearchRequest(tenant_id="a", person_id="p", query="\x00", limit=5))
+    assert pack.items == []
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

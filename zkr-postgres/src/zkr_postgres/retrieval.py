@@ -384,7 +384,8 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
             {
                 **scope,
                 **rules.params(),
-                "q": request.query,
+                # PostgreSQL text cannot hold NUL; for the query's words it only separates them.
+                "q": request.query.replace("\x00", " "),
                 "cand": candidates,
                 "cw": CLAIM_WEIGHT,
                 "weights": TSV_WEIGHTS,
