@@ -224,3 +224,33 @@ MODELS = {
     "VectorDistance",
     "VectorNormalization",
 }
+
+
+_EACH_MODULE_FIRST = """
+import importlib, sys
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "zkr" or m.startswith("zkr.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except ImportError as exc:
+        failed.append(f"{name}: {exc}")
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_first() -> None:
+    """A package ``__init__`` that imports its modules adds edges the walk above cannot see: import
+    each module first, in a clean interpreter state, and it must load."""
+    import subprocess
+    import sys
+
+    names = sorted(import_graph())
+    done = subprocess.run(
+        [sys.executable, "-c", _EACH_MODULE_FIRST, *names],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == ""

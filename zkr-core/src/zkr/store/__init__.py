@@ -1,8 +1,6 @@
-"""The store: the SQLite connection and its transactions, the schema and its migrations, and the
-rows' snapshots as feed records."""
+"""The store: the SQLite connection and its transactions (:mod:`zkr.store.database`), the schema and
+its migrations, the projections' rows and the rows' snapshots as feed records.
 
-from __future__ import annotations
-
-from zkr.store.database import BUSY_TIMEOUT_SECONDS, Database
-
-__all__ = ["BUSY_TIMEOUT_SECONDS", "Database"]
+This ``__init__`` imports nothing: importing one store module (``zkr.store.records``, say) must not
+open the whole chain database -> migrations -> feed, which imports ``records`` back.
+"""
