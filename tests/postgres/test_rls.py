@@ -131,7 +131,9 @@ queries = st.one_of(
     st.sampled_from(WORDS),
     st.sampled_from([person_word(t, p) for t, p in SCOPES]),
     st.lists(st.sampled_from(WORDS), min_size=2, max_size=5).map(" ".join),
-    st.text(min_size=1, max_size=30),
+    # The statements get the query as the library passes it, which reads a NUL as a space (text
+    # in PostgreSQL cannot hold NUL; test_a_query_holding_nul_is_answered covers that path).
+    st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=30),
 )
 
 

@@ -20,69 +20,21 @@ remove profile entries and reviews and purge vectors of their targets, as zkr's 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from zkr import models as m
 from zkr.errors import ExportError
+from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr_postgres._db import Conn
 from zkr_postgres.schema import SCHEMA
 
 __all__ = ["Position", "apply_page", "position"]
 
-#: The feed format and record schema this replica reads (the contract's).
-EXPORT_FORMAT = 1
-RECORD_SCHEMA_VERSION = 8
-
-_RECORD_MODELS: dict[str, type[BaseModel]] = {
-    "source": m.SourceRecord,
-    "evidence": m.EvidenceRecord,
-    "claim": m.ClaimRecord,
-    "claim_evidence": m.ClaimEvidenceRecord,
-    "correction": m.CorrectionRecord,
-    "deletion": m.DeletionRecord,
-    "profile": m.ProfileRecord,
-    "daily_review": m.DailyReviewRecord,
-}
-# ``forget``'s erasure record (zkr's person's-view issue): known once zkr's models define it.
-_ERASURE_MODEL: type[BaseModel] | None = getattr(m, "ErasureRecord", None)
-if _ERASURE_MODEL is not None:
-    _RECORD_MODELS["erasure"] = _ERASURE_MODEL
-
-
-@dataclass
-class Position:
-    """What the replica holds of one (upstream, scope): applied commits and one staged commit."""
-
-    applied_commit: int = 0
-    applied_event_count: int = 0
-    staged_commit: int | None = None
-    staged_recorded_at: int = 0
-    staged_event_count: int = 0
-    staged_events: int = 0
-
-    def cursor(self) -> tuple[int, int]:
-        """The upstream export cursor just after the last event held."""
-        if self.staged_commit is not None:
-            return self.staged_commit, self.staged_events - 1
-        if self.applied_commit == 0:
-            return 0, -1
-        return self.applied_commit, self.applied_event_count - 1
-
-
-@dataclass(frozen=True)
-class _Event:
-    sequence: int
-    recorded_at: int
-    event_count: int
-    index: int
-    kind: str
-    record: BaseModel
-    payload: str
+#: What the replica holds of one (upstream, scope): zkr's own bookkeeping, kept in PostgreSQL.
+Position = FeedPosition
 
 
 Scope = tuple[str, str, str]  # tenant_id, person_id, upstream
@@ -131,13 +83,8 @@ def apply_page(
     :raises ExportError: an unsupported page, a gap, a count mismatch, a changed staged event, or a
         record of another scope; nothing is applied.
     """
-    if page.export_format != EXPORT_FORMAT:
-        raise ExportError(f"unsupported export_format {page.export_format}; expected 1")
-    if page.database_schema_version != RECORD_SCHEMA_VERSION:
-        raise ExportError(
-            f"unsupported database_schema_version {page.database_schema_version}; expected 8"
-        )
-    events = list(_page_events(page, after, scope))
+    check_header(page)
+    events = list(page_events(page, after, scope[:2]))
     applied = 0
     # Pipeline mode: BEGIN and the reads travel together, then the page's writes travel without
     # waiting for each answer; an error still rolls the whole transaction back.
@@ -151,13 +98,13 @@ def apply_page(
                 "export page does not continue the applied feed: the replica holds events up to"
                 f" commit {held[0]} index {held[1]}"
             )
-        pending: list[_Event] = []
+        pending: list[PageEvent] = []
         touched: list[str] = []
         for event in events:
-            if not _receive(state, event):
-                continue
+            if state.receive(event) is not Held.NEW:
+                continue  # held already (a replayed page)
             pending.append(event)
-            if state.staged_events == state.staged_event_count:
+            if state.commit_whole():
                 touched.extend(_apply_commit(conn, scope, state, pending, lanes))
                 pending = []
                 applied += 1
@@ -173,93 +120,7 @@ def apply_page(
     return state, applied
 
 
-# ----------------------------------------------------------------------------------------------
-# Reading the page
-# ----------------------------------------------------------------------------------------------
-
-
-def _page_events(page: m.ExportPage, cursor: tuple[int, int], scope: Scope) -> Iterator[_Event]:
-    """The page's events, checked to follow *cursor* and each other without a hole."""
-    previous, previous_count = cursor, None
-    for commit in page.commits:
-        first, count = commit.first_event_index, commit.event_count
-        if commit.sequence == previous[0]:
-            continuous = first == previous[1] + 1
-        else:
-            whole = previous_count is None or previous[1] == previous_count - 1
-            continuous = commit.sequence > previous[0] and first == 0 and whole
-        if not continuous or not commit.records or first + len(commit.records) > count:
-            raise ExportError(
-                f"export page skips events before commit {commit.sequence} index {first}"
-            )
-        for offset, raw in enumerate(commit.records):
-            kind, record = _record(raw)
-            if _record_scope(kind, record) != scope[:2]:
-                raise ExportError("export record scope does not match its commit")
-            yield _Event(
-                commit.sequence,
-                commit.recorded_at,
-                count,
-                first + offset,
-                kind,
-                record,
-                json.dumps(raw, ensure_ascii=False, separators=(",", ":")),
-            )
-        previous, previous_count = (commit.sequence, first + len(commit.records) - 1), count
-
-
-def _record(raw: Any) -> tuple[str, BaseModel]:
-    kind = raw.get("kind") if isinstance(raw, dict) else None
-    model = _RECORD_MODELS.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
-    try:
-        body = model.model_validate(raw.get("record"))
-    except ValidationError as exc:
-        raise ExportError(f"export {kind} record is malformed: {exc.errors()[0]['msg']}") from None
-    assert isinstance(kind, str)
-    return kind, body
-
-
-def _record_scope(kind: str, record: BaseModel) -> tuple[str, str]:
-    inner: Any = getattr(record, kind) if kind in ("source", "evidence") else record
-    return str(inner.tenant_id), str(inner.person_id)
-
-
-# ----------------------------------------------------------------------------------------------
-# Holding events
-# ----------------------------------------------------------------------------------------------
-
-
-def _receive(state: Position, e: _Event) -> bool:
-    """Whether *e* is new; checks it continues what is held (and updates *state*)."""
-    if e.sequence <= state.applied_commit:
-        if e.sequence == state.applied_commit and e.index >= state.applied_event_count:
-            raise ExportError(f"export commit {e.sequence} event count does not match")
-        return False
-    if state.staged_commit is None:
-        if e.index != 0:
-            raise ExportError(f"export page skips events before commit {e.sequence} index 0")
-        state.staged_commit, state.staged_recorded_at = e.sequence, e.recorded_at
-        state.staged_event_count, state.staged_events = e.event_count, 0
-    elif e.sequence != state.staged_commit:
-        raise ExportError(
-            f"export page skips events of commit {state.staged_commit} after index"
-            f" {state.staged_events - 1}"
-        )
-    elif (e.event_count, e.recorded_at) != (state.staged_event_count, state.staged_recorded_at):
-        raise ExportError(f"export commit {e.sequence} event count does not match")
-    if e.index < state.staged_events:
-        return False  # held in zkr.staging already (a replayed page)
-    if e.index > state.staged_events:
-        raise ExportError(
-            f"export page skips events of commit {e.sequence} after index {state.staged_events - 1}"
-        )
-    state.staged_events += 1
-    return True
-
-
-def _stage(conn: Conn, scope: Scope, events: list[_Event]) -> None:
+def _stage(conn: Conn, scope: Scope, events: list[PageEvent]) -> None:
     if not events:
         return
     with conn.cursor() as cur:
@@ -275,7 +136,7 @@ def _stage(conn: Conn, scope: Scope, events: list[_Event]) -> None:
 
 
 def _apply_commit(
-    conn: Conn, scope: Scope, state: Position, fresh: list[_Event], lanes: list[str]
+    conn: Conn, scope: Scope, state: Position, fresh: list[PageEvent], lanes: list[str]
 ) -> list[str]:
     sequence = state.staged_commit
     assert sequence is not None
@@ -287,9 +148,9 @@ def _apply_commit(
             f"SELECT payload FROM zkr.staging WHERE {where} ORDER BY event_index",
             (*scope, sequence),
         ).fetchall()
-        held = [_record(json.loads(row[0])) for row in rows]
+        held = [parse_record(json.loads(row[0])) for row in rows]
         events = [
-            _Event(sequence, state.staged_recorded_at, state.staged_event_count, i, k, r, "")
+            PageEvent(sequence, state.staged_recorded_at, state.staged_event_count, i, k, r)
             for i, (k, r) in enumerate(held)
         ] + fresh
         conn.execute(f"DELETE FROM zkr.staging WHERE {where}", (*scope, sequence))
@@ -302,8 +163,7 @@ def _apply_commit(
         " event_count) VALUES (%s, %s, %s, %s, %s, %s)",
         (*scope, sequence, state.staged_recorded_at, state.staged_event_count),
     )
-    state.applied_commit, state.applied_event_count = sequence, state.staged_event_count
-    state.staged_commit, state.staged_events, state.staged_event_count = None, 0, 0
+    state.applied()
     return touched
 
 
@@ -654,14 +514,14 @@ CONTEXT_GAP = 3 * 3600
 CONTEXT_WINDOW = 2
 
 
-def _sources_of(events: list[_Event]) -> list[str]:
+def _sources_of(events: list[PageEvent]) -> list[str]:
     """Ids of the sources a commit's records write or erase."""
     ids: list[str] = []
     for event in events:
         if isinstance(event.record, m.SourceRecord):
             ids.append(event.record.source.id)
-        elif _ERASURE_MODEL is not None and isinstance(event.record, _ERASURE_MODEL):
-            ids.append(str(event.record.source_id))  # type: ignore[attr-defined]
+        elif isinstance(event.record, m.ErasureRecord):
+            ids.append(event.record.source_id)
     return ids
 
 

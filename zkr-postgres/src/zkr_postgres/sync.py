@@ -19,9 +19,10 @@ from pathlib import Path
 
 from zkr import models as m
 from zkr.db import MemoryDb
+from zkr.feed.export import EXPORT_FORMAT
 from zkr.feed.scopes import feed_heads
 from zkr_postgres._db import Conn
-from zkr_postgres.apply import EXPORT_FORMAT, apply_page, position
+from zkr_postgres.apply import apply_page, position
 from zkr_postgres.schema import lane_tables
 
 __all__ = ["SyncStats", "Upstream", "follow", "sync_database", "sync_scope", "upstream_of"]

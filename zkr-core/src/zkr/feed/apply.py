@@ -30,48 +30,26 @@ import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
 from zkr.feed.commits import append_commit, serialize_record
 from zkr.feed.erasure import erase, erased_form
-from zkr.feed.export import EXPORT_FORMAT, export, record_scope
+from zkr.feed.export import EXPORT_FORMAT, export
+from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr.jsonio import ordered_dumps
 from zkr.store.fts_rows import index_source
-from zkr.store.known_fields import RECORD_MODELS
 from zkr.store.recall_index import index_capture, purge_source, refresh_evidence_sources
 from zkr.store.records import ExportRecord
-from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 from zkr.store.validation import require_scope
 
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
 __all__ = ["apply", "position", "sync"]
-
-
-@dataclass
-class _State:
-    """What the replica holds of one (scope, upstream): applied commits and one staged commit."""
-
-    applied_commit: int
-    applied_event_count: int
-    staged_commit: int | None = None
-    staged_recorded_at: int = 0
-    staged_event_count: int = 0
-    staged_events: int = 0
-
-    def position(self) -> tuple[int, int]:
-        """The upstream cursor just after the last event held."""
-        if self.staged_commit is not None:
-            return self.staged_commit, self.staged_events - 1
-        if self.applied_commit == 0:
-            return 0, -1
-        return self.applied_commit, self.applied_event_count - 1
 
 
 def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
@@ -88,35 +66,30 @@ def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
     if page is None:
         with db.atomic(write=False) as conn:
             return _result(_load(conn, request), 0, 0)
-    if page.export_format != EXPORT_FORMAT:
-        raise ExportError(f"unsupported export_format {page.export_format}; expected 1")
-    if page.database_schema_version != CONTRACT_SCHEMA_VERSION:
-        raise ExportError(
-            f"unsupported database_schema_version {page.database_schema_version}; expected 8"
-        )
+    check_header(page)
     if request.after_commit is None or request.after_event_index is None:
         raise InvalidRequest(
             "apply needs the after_commit and after_event_index the page was exported with"
         )
     cursor = (request.after_commit, request.after_event_index)
-    events = list(_page_events(page, cursor))
+    events = list(page_events(page, cursor, (request.tenant_id, request.person_id)))
     nested = db.conn.in_transaction
     with db.atomic() as conn:
         state = _load(conn, request)
-        if cursor > state.position():
+        if cursor > state.cursor():
             raise ExportError(
                 "export page does not continue the applied feed: the replica holds events up to"
-                f" commit {state.position()[0]} index {state.position()[1]}"
+                f" commit {state.cursor()[0]} index {state.cursor()[1]}"
             )
         received = applied = 0
         for event in events:
             if _receive(conn, request, state, event):
                 received += 1
-            if state.staged_commit is not None and state.staged_events == state.staged_event_count:
+            if state.commit_whole():
                 _apply_staged(conn, request, state)
                 applied += 1
         result = _result(state, applied, received)
-    if not nested and any(event.record[0] == "erasure" for event in events):
+    if not nested and any(event.kind == "erasure" for event in events):
         # As forget does upstream: no page image in the WAL keeps the erased text.
         db.checkpoint()
     return result
@@ -175,61 +148,6 @@ def sync(
 
 
 # ----------------------------------------------------------------------------------------------
-# Reading the page
-# ----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Event:
-    sequence: int
-    recorded_at: int
-    event_count: int
-    index: int
-    record: ExportRecord
-    payload: str
-
-
-def _page_events(page: m.ExportPage, cursor: tuple[int, int]) -> Iterator[_Event]:
-    """The page's events, checked to follow *cursor* and each other without a hole."""
-    previous, previous_count = cursor, None
-    for commit in page.commits:
-        first, count = commit.first_event_index, commit.event_count
-        if commit.sequence == previous[0]:
-            continuous = first == previous[1] + 1
-        else:
-            whole = previous_count is None or previous[1] == previous_count - 1
-            continuous = commit.sequence > previous[0] and first == 0 and whole
-        if not continuous or not commit.records or first + len(commit.records) > count:
-            raise ExportError(
-                f"export page skips events before commit {commit.sequence} index {first}"
-            )
-        for offset, raw in enumerate(commit.records):
-            record = _record(raw)
-            yield _Event(
-                commit.sequence,
-                commit.recorded_at,
-                count,
-                first + offset,
-                record,
-                serialize_record(record),
-            )
-        previous, previous_count = (commit.sequence, first + len(commit.records) - 1), count
-
-
-def _record(raw: dict[str, Any]) -> ExportRecord:
-    kind = raw.get("kind")
-    model = RECORD_MODELS.get(kind) if isinstance(kind, str) else None
-    if model is None:
-        raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
-    try:
-        body = model.model_validate(raw.get("record"))
-    except ValidationError as exc:
-        raise ExportError(f"export {kind} record is malformed: {exc.errors()[0]['msg']}") from None
-    assert isinstance(kind, str)
-    return kind, body
-
-
-# ----------------------------------------------------------------------------------------------
 # Durable state: cursor and staging
 # ----------------------------------------------------------------------------------------------
 
@@ -240,12 +158,12 @@ def _key(request: m.ApplyRequest) -> tuple[str, str, str]:
     return request.tenant_id, request.person_id, request.upstream
 
 
-def _load(conn: sqlite3.Connection, request: m.ApplyRequest) -> _State:
+def _load(conn: sqlite3.Connection, request: m.ApplyRequest) -> FeedPosition:
     row = conn.execute(
         f"SELECT applied_commit, applied_event_count FROM replica_cursor WHERE {_KEY}",
         _key(request),
     ).fetchone()
-    state = _State(*(row or (0, 0)))
+    state = FeedPosition(*(row or (0, 0)))
     staged = conn.execute(
         "SELECT commit_sequence, recorded_at, event_count, count(*), max(event_index)"
         f" FROM replica_staging WHERE {_KEY} GROUP BY commit_sequence ORDER BY commit_sequence",
@@ -260,63 +178,46 @@ def _load(conn: sqlite3.Connection, request: m.ApplyRequest) -> _State:
     return state
 
 
-def _receive(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State, e: _Event) -> bool:
+def _receive(
+    conn: sqlite3.Connection, request: m.ApplyRequest, state: FeedPosition, e: PageEvent
+) -> bool:
     """Stage one event if it is new; returns whether it was. Already-held events must be equal."""
-    if e.sequence <= state.applied_commit:
-        if e.sequence == state.applied_commit and e.index >= state.applied_event_count:
-            raise ExportError(f"export commit {e.sequence} event count does not match")
+    held = state.receive(e)
+    if held is Held.APPLIED:
         return False
-    if record_scope(json.loads(e.payload)) != (request.tenant_id, request.person_id):
-        raise ExportError("export record scope does not match its commit")
-    if state.staged_commit is None:
-        if e.index != 0:
-            raise ExportError(f"export page skips events before commit {e.sequence} index 0")
-        state.staged_commit, state.staged_recorded_at = e.sequence, e.recorded_at
-        state.staged_event_count, state.staged_events = e.event_count, 0
-    elif e.sequence != state.staged_commit:
-        raise ExportError(
-            f"export page skips events of commit {state.staged_commit} after index"
-            f" {state.staged_events - 1}"
-        )
-    elif (e.event_count, e.recorded_at) != (state.staged_event_count, state.staged_recorded_at):
-        raise ExportError(f"export commit {e.sequence} event count does not match")
-    if e.index < state.staged_events:
-        held = conn.execute(
+    payload = e.payload
+    if held is Held.STAGED:
+        row = conn.execute(
             f"SELECT payload FROM replica_staging WHERE {_KEY} AND commit_sequence = ?"
             " AND event_index = ?",
             (*_key(request), e.sequence, e.index),
         ).fetchone()
-        if held is not None and held[0] != e.payload and _erased_copy(held[0], e):
+        if row is not None and row[0] != payload and _erased_copy(row[0], payload):
             # Upstream erased text of this event after we staged it: keep the erased copy.
             conn.execute(
                 f"UPDATE replica_staging SET payload = ? WHERE {_KEY} AND commit_sequence = ?"
                 " AND event_index = ?",
-                (e.payload, *_key(request), e.sequence, e.index),
+                (payload, *_key(request), e.sequence, e.index),
             )
             return False
-        if held is None or held[0] != e.payload:
+        if row is None or row[0] != payload:
             raise ExportError(f"export commit {e.sequence} event {e.index} changed since staged")
         return False
-    if e.index > state.staged_events:
-        raise ExportError(
-            f"export page skips events of commit {e.sequence} after index {state.staged_events - 1}"
-        )
     conn.execute(
         "INSERT INTO replica_staging(tenant_id, person_id, upstream, commit_sequence, recorded_at,"
         " event_count, event_index, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (*_key(request), e.sequence, e.recorded_at, e.event_count, e.index, e.payload),
+        (*_key(request), e.sequence, e.recorded_at, e.event_count, e.index, payload),
     )
-    state.staged_events += 1
     return True
 
 
-def _erased_copy(held_payload: str, event: _Event) -> bool:
-    """Whether *event* is the held event with its erasable text blanked (``forget`` upstream)."""
-    held = _record(json.loads(held_payload))
-    return serialize_record(erased_form(held)) == event.payload
+def _erased_copy(held_payload: str, payload: str) -> bool:
+    """Whether *payload* is the held event with its erasable text blanked (``forget`` upstream)."""
+    held = parse_record(json.loads(held_payload))
+    return serialize_record(erased_form(held)) == payload
 
 
-def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _State) -> None:
+def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: FeedPosition) -> None:
     sequence = state.staged_commit
     assert sequence is not None
     rows = conn.execute(
@@ -327,7 +228,7 @@ def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _Sta
     # The count check of the protocol: exactly the indexes 0..event_count-1, nothing else.
     if [row[0] for row in rows] != list(range(state.staged_event_count)):
         raise ExportError(f"export commit {sequence} event count does not match")
-    commit_records = [_record(json.loads(row[1])) for row in rows]
+    commit_records = [parse_record(json.loads(row[1])) for row in rows]
     _apply_records(conn, commit_records)
     append_commit(
         conn,
@@ -347,12 +248,11 @@ def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: _Sta
         " applied_event_count = excluded.applied_event_count",
         (*_key(request), sequence, state.staged_event_count),
     )
-    state.applied_commit, state.applied_event_count = sequence, state.staged_event_count
-    state.staged_commit, state.staged_events, state.staged_event_count = None, 0, 0
+    state.applied()
 
 
-def _result(state: _State, applied: int, received: int) -> m.ApplyResult:
-    after_commit, after_index = state.position()
+def _result(state: FeedPosition, applied: int, received: int) -> m.ApplyResult:
+    after_commit, after_index = state.cursor()
     return m.ApplyResult(
         applied_commits=applied,
         received_events=received,

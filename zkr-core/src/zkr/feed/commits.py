@@ -9,7 +9,7 @@ from zkr.errors import ExportError, LimitExceeded
 from zkr.jsonio import ordered_dumps
 from zkr.store.records import ExportRecord
 
-__all__ = ["MAX_EXPORT_RECORD_BYTES", "append_commit", "serialize_record"]
+__all__ = ["MAX_EXPORT_RECORD_BYTES", "append_commit", "scope_of", "serialize_record"]
 
 #: No serialized record may be larger; a mutation that would produce one fails atomically.
 MAX_EXPORT_RECORD_BYTES = 1_048_576
@@ -21,7 +21,8 @@ def serialize_record(record: ExportRecord) -> str:
     return ordered_dumps({"kind": kind, "record": body.model_dump(mode="json", by_alias=True)})
 
 
-def _record_scope(record: ExportRecord) -> tuple[str, str]:
+def scope_of(record: ExportRecord) -> tuple[str, str]:
+    """The (tenant_id, person_id) a validated record belongs to."""
     kind, body = record
     inner = getattr(body, kind, None) if kind in ("source", "evidence") else body
     tenant_id: str = getattr(inner, "tenant_id")  # noqa: B009 - every record body carries its scope
@@ -47,7 +48,7 @@ def append_commit(
     """
     payloads: list[str] = []
     for record in records:
-        if _record_scope(record) != (tenant_id, person_id):
+        if scope_of(record) != (tenant_id, person_id):
             raise ExportError("export record scope does not match its commit")
         payload = serialize_record(record)
         if len(payload.encode("utf-8")) > MAX_EXPORT_RECORD_BYTES:
