@@ -58,20 +58,13 @@ def position(conn: Conn, scope: Scope, *, lock: bool = False) -> Position:
             " WHERE tenant_id = %s AND person_id = %s AND upstream = %s",
             scope,
         ).fetchone()
-    state = Position(*(row or (0, 0)))
     staged = conn.execute(
         "SELECT commit_sequence, min(recorded_at), min(event_count), count(*), max(event_index)"
         " FROM zkr.staging WHERE tenant_id = %s AND person_id = %s AND upstream = %s"
         " GROUP BY commit_sequence ORDER BY commit_sequence",
         scope,
     ).fetchall()
-    if len(staged) > 1 or (staged and staged[0][4] != staged[0][3] - 1):
-        raise ExportError("replica staging is inconsistent: events are missing")
-    if staged:
-        sequence, recorded_at, count, held, _ = staged[0]
-        state.staged_commit, state.staged_recorded_at = sequence, recorded_at
-        state.staged_event_count, state.staged_events = count, held
-    return state
+    return Position.from_rows(row, staged)
 
 
 def apply_page(

@@ -163,19 +163,12 @@ def _load(conn: sqlite3.Connection, request: m.ApplyRequest) -> FeedPosition:
         f"SELECT applied_commit, applied_event_count FROM replica_cursor WHERE {_KEY}",
         _key(request),
     ).fetchone()
-    state = FeedPosition(*(row or (0, 0)))
     staged = conn.execute(
         "SELECT commit_sequence, recorded_at, event_count, count(*), max(event_index)"
         f" FROM replica_staging WHERE {_KEY} GROUP BY commit_sequence ORDER BY commit_sequence",
         _key(request),
     ).fetchall()
-    if len(staged) > 1 or (staged and staged[0][4] != staged[0][3] - 1):
-        raise ExportError("replica staging is inconsistent: events are missing")
-    if staged:
-        sequence, recorded_at, count, held, _ = staged[0]
-        state.staged_commit, state.staged_recorded_at = sequence, recorded_at
-        state.staged_event_count, state.staged_events = count, held
-    return state
+    return FeedPosition.from_rows(row, staged)
 
 
 def _receive(

@@ -16,7 +16,7 @@ they keep them, so the protocol itself lives here once:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -75,6 +75,26 @@ class FeedPosition:
     staged_recorded_at: int = 0
     staged_event_count: int = 0
     staged_events: int = 0
+
+    @classmethod
+    def from_rows(
+        cls, applied: Sequence[int] | None, staged: Sequence[Sequence[int]]
+    ) -> FeedPosition:
+        """The position a replica's durable rows describe.
+
+        :param applied: ``(applied_commit, applied_event_count)`` from the cursor row, if any.
+        :param staged: per staged commit, in sequence order: ``(commit_sequence, recorded_at,
+            event_count, events held, highest event index held)``.
+        :raises ExportError: staging holds more than one commit, or a commit with a hole.
+        """
+        position = cls(*(applied or (0, 0)))
+        if len(staged) > 1 or (staged and staged[0][4] != staged[0][3] - 1):
+            raise ExportError("replica staging is inconsistent: events are missing")
+        if staged:
+            sequence, recorded_at, count, held, _ = staged[0]
+            position.staged_commit, position.staged_recorded_at = sequence, recorded_at
+            position.staged_event_count, position.staged_events = count, held
+        return position
 
     def cursor(self) -> tuple[int, int]:
         """The upstream cursor just after the last event held (``(0, -1)``: nothing held)."""
