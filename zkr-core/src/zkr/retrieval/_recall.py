@@ -131,10 +131,15 @@ def _scored_sources(
     rows: int,
     context_weight: float,
 ) -> tuple[list[str], bool]:
-    """The first *rows* live sources of the scope by (bm25, id); and whether more may exist.
+    """The first live sources of the scope by (bm25, id), at least *rows* of them when that many
+    exist; and whether more may exist after them.
 
     The first try ranks the whole index (bm25 only, no column read: FTS5's plain top-N) and keeps
     the scope's rows; when the scope holds too few of them, the scoped join ranks only the scope.
+    Every settled source of the page is returned, not only the first *rows*: they are the next
+    sources of the same order, and a caller whose sources resolve to fewer targets than it wants
+    (a superseded claim's capture, claims shared by several captures) uses them instead of
+    ranking every match again.
     """
     params = {"match": match, "context": context_weight, "tenant": tenant_id, "person": person_id}
     page_size = max(64, 4 * rows)
@@ -162,7 +167,7 @@ def _scored_sources(
                 found.append((score, hit[0]))
         if complete or len(found) >= rows:
             found.sort()
-            return [source_id for _, source_id in found[:rows]], len(found) > rows
+            return [source_id for _, source_id in found], not complete
     else:
         return [], False
     ranked = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
@@ -191,19 +196,24 @@ def recall_lexical(
         sources, more = _scored_sources(
             conn, match, tenant_id, person_id, rows, tuning.context_weight
         )
-        resolved = _resolve(conn, sources, params, as_of is not None)
         ranking: list[Target] = []
         seen: set[Target] = set()
-        for source_id in sources:
-            claims = sorted(
-                set(resolved.get(source_id, [])),
-                key=lambda claim: (claim is not None, claim or ""),
-            )
-            for claim_id in claims:
-                target = ("source", source_id) if claim_id is None else ("claim", claim_id)
-                if target not in seen:
-                    seen.add(target)
-                    ranking.append(target)
+        # Resolve the first *rows* sources, then (only when they fell short) the rest in blocks.
+        start, block = 0, rows
+        while start < len(sources) and len(ranking) < wanted:
+            chunk = sources[start : start + block]
+            start, block = start + len(chunk), block * 4
+            resolved = _resolve(conn, chunk, params, as_of is not None)
+            for source_id in chunk:
+                claims = sorted(
+                    set(resolved.get(source_id, [])),
+                    key=lambda claim: (claim is not None, claim or ""),
+                )
+                for claim_id in claims:
+                    target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+                    if target not in seen:
+                        seen.add(target)
+                        ranking.append(target)
         if len(ranking) >= wanted or not more:
             return ranking[:wanted]
         rows *= 4  # some sources resolved to nothing (a superseded claim's capture): read deeper

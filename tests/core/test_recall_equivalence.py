@@ -1,0 +1,157 @@
+"""The recall lexical list that ``recall_lexical`` builds from pages equals the literal query.
+
+``zkr.retrieval._recall`` reads the recall index in pages (issue 13.3: a page's settled rows are all
+used before anything is ranked again, and frequent phrases are pruned from the scoring when a bound
+proves they cannot reach the page). The definition it must keep is the unpaged one written here:
+every ``recall_fts`` row that matches the recall expression, joined to the scope's live sources,
+ordered by (bm25 with the column weights, source id), each source resolved to its targets (claims
+in id order after the source itself), de-duplicated, cut at *wanted*. Both are compared over the
+randomized store of ``test_search_equivalence`` (claims, corrections, deletions, bm25 ties, three
+scopes, ``as_of``), for the lexical lists themselves and for the packs ``search`` returns.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import zkr.retrieval._recall as recall
+from tests.core.test_search_equivalence import Snapshot, build_store, random_queries, read_snapshot
+from zkr import models as m
+from zkr.db import MemoryDb
+from zkr.retrieval._fusion import Target
+from zkr.retrieval._lexical import _resolve
+from zkr.store.recall_index import SESSION_GAP_SECONDS
+
+LITERAL = """
+SELECT s.id FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
+WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
+  AND s.deleted_at IS NULL
+ORDER BY bm25(recall_fts, 1.0, 1.0, :context), s.id
+"""
+
+
+def literal_lexical(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    query: str,
+    as_of: m.AsOf | None,
+    wanted: int,
+    tuning: recall.RecallTuning = recall.DEFAULT_TUNING,
+) -> list[Target]:
+    match = recall.recall_match(query, tuning.prefix_from)
+    if match is None or wanted <= 0:
+        return []
+    params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
+    if as_of is not None:
+        params["valid_at"] = as_of.valid_at
+        params["recorded_at"] = as_of.recorded_at
+    sources = [
+        source_id
+        for (source_id,) in conn.execute(
+            LITERAL, {**params, "match": match, "context": tuning.context_weight}
+        )
+    ]
+    resolved = _resolve(conn, sources, params, as_of is not None)
+    ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts
+    for source_id in sources:
+        claims = sorted(set(resolved.get(source_id, [])), key=lambda c: (c is not None, c or ""))
+        for claim_id in claims:
+            ranking.setdefault(("source", source_id) if claim_id is None else ("claim", claim_id))
+    return list(ranking)[:wanted]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryDb, Snapshot]]:
+    path: Path = tmp_path_factory.mktemp("recall-equivalence") / "memory.db"
+    db = MemoryDb(path)
+    db.conn.execute("PRAGMA synchronous = OFF")  # a throwaway file: skip the per-commit fsync
+    build_store(db, random.Random(20261201))
+    add_tied_captures(db, random.Random(5))
+    try:
+        yield db, read_snapshot(db)
+    finally:
+        db.close()
+
+
+TIED_TEXT = "glider lantern orbit"
+
+
+def add_tied_captures(db: MemoryDb, rng: random.Random) -> None:
+    """Captures with one text, each alone in its session (no neighbours, so no context): their
+    rows are identical and tie on bm25 in groups larger than a page, in two scopes, some with a
+    claim, some deleted."""
+    for index in range(260):
+        tenant, person = ("a", "sam") if index % 4 else ("b", "sam")
+        at = 10**6 + index * (SESSION_GAP_SECONDS + 60)
+        payload: dict[str, object] = {
+            "tenant_id": tenant,
+            "person_id": person,
+            "kind": "document",
+            "text": TIED_TEXT,
+            "captured_at": at,
+            "recorded_at": at,
+        }
+        if index % 5 == 0:
+            payload["claim"] = {
+                "subject": "sam",
+                "predicate": "likes",
+                "value": f"gliders {index % 3}",
+                "kind": "preference",
+                "valid_from": at,
+            }
+        stored = db.remember(m.RememberRequest.model_validate(payload))
+        if rng.random() < 0.1:
+            db.delete(
+                m.DeleteRequest.model_validate(
+                    {
+                        "tenant_id": tenant,
+                        "person_id": person,
+                        "source_id": stored.source_id,
+                        "deleted_at": at + 1,
+                    }
+                )
+            )
+
+
+def recall_requests(snap: Snapshot, seed: int, count: int) -> Iterator[m.SearchRequest]:
+    for request in random_queries(random.Random(seed), snap, count):
+        yield request.model_copy(update={"ranking": m.Ranking.recall})
+    for query in ("glider", "lantern orbit", "what about the glider?", "glider sam plan"):
+        for limit in (1, 10, 25, 100):
+            yield m.SearchRequest.model_validate(
+                {"tenant_id": "a", "person_id": "sam", "query": query, "limit": limit}
+            ).model_copy(update={"ranking": m.Ranking.recall})
+
+
+def test_recall_lexical_equals_the_literal_query(store: tuple[MemoryDb, Snapshot]) -> None:
+    db, snap = store
+    compared = deep = 0
+    for request in recall_requests(snap, 13, 200):
+        limit = m.bounded_limit(request.limit)
+        for wanted in (limit, max(4 * limit, recall.MIN_CANDIDATES)):
+            with db.atomic(write=False) as conn:
+                args = (request.tenant_id, request.person_id, request.query, request.as_of)
+                got = recall.recall_lexical(conn, *args, wanted)
+                assert got == literal_lexical(conn, *args, wanted), (request, wanted)
+            compared += bool(got)
+            deep += len(got) > 64  # lists that reach past the first page
+    assert compared > 200  # most lists are not empty, so the comparison is not vacuous
+    assert deep > 20
+
+
+def test_recall_packs_equal_the_literal_query(
+    store: tuple[MemoryDb, Snapshot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, snap = store
+    requests = list(recall_requests(snap, 17, 100))
+    got = [db.search(request).model_dump(mode="json") for request in requests]
+    monkeypatch.setattr(recall, "recall_lexical", literal_lexical)
+    expected = [db.search(request).model_dump(mode="json") for request in requests]
+    assert got == expected
+    assert sum(bool(pack["items"]) for pack in got) > 60
