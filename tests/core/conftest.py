@@ -9,6 +9,7 @@ claim. ``table_snapshot(db)`` reads every table so a test can assert that nothin
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from tests.conftest import remember_payload
@@ -43,15 +44,17 @@ def remember_raw(
     return db.remember(m.RememberRequest.model_validate(payload))
 
 
-def table_snapshot(db: MemoryDb) -> dict[str, list[tuple[Any, ...]]]:
+def table_snapshot(db: MemoryDb | sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table (FTS shadow tables included), sorted, keyed by table name.
 
     Covers ``memory_commits`` and ``memory_export_events`` too, plus ``sqlite_sequence`` so that an
-    AUTOINCREMENT counter bumped by a rolled-back commit would show.
+    AUTOINCREMENT counter bumped by a rolled-back commit would show. Takes a plain connection
+    too (a reader of a file that another process writes).
     """
+    conn = db if isinstance(db, sqlite3.Connection) else db.conn
     names = [
         row[0]
-        for row in db.conn.execute(
+        for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
         ).fetchall()
     ]
@@ -59,11 +62,11 @@ def table_snapshot(db: MemoryDb) -> dict[str, list[tuple[Any, ...]]]:
     for name in names:
         if name == "source_fts":
             # The virtual table itself; its rows are covered by its shadow tables and this read.
-            rows = db.conn.execute(
+            rows = conn.execute(
                 "SELECT rowid, source_id, tenant_id, person_id, content FROM source_fts"
             ).fetchall()
         else:
-            rows = db.conn.execute(f'SELECT * FROM "{name}"').fetchall()
+            rows = conn.execute(f'SELECT * FROM "{name}"').fetchall()
         snapshot[name] = sorted(rows, key=repr)
     return snapshot
 
