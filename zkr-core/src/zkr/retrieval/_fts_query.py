@@ -14,7 +14,6 @@ plain words.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +34,9 @@ __all__ = [
 #: The token query keeps at most this many unique terms, which bounds the FTS5 expression.
 MAX_TOKEN_TERMS = 32
 
-_ASCII_RUN = re.compile(r"[0-9A-Za-z]+")
+#: Byte translation table: ASCII letters and digits stay, every other byte becomes a space.
+_ASCII_SEPARATORS = bytes(byte if chr(byte).isascii() and chr(byte).isalnum() else 0x20
+                          for byte in range(256))  # fmt: skip
 _RANGE_STARTS = tuple(first for first, _ in OTHER_ALPHABETIC_RANGES)
 
 
@@ -73,10 +74,13 @@ def token_terms(query: str) -> list[str]:
     Uniqueness is case-insensitive by Unicode lowercase (``Alice`` and ``ALICE`` are one term).
     """
     if query.isascii():
-        # Rust's alphanumeric is [0-9A-Za-z] on ASCII: one regex pass instead of a loop per
-        # character (a 1 MiB query of repeated words otherwise costs half a second here).
-        # dict.fromkeys drops repeated spellings at C speed, keeping first occurrences in order.
-        return _unique_terms(iter(dict.fromkeys(_ASCII_RUN.findall(query))))
+        # Rust's alphanumeric is [0-9A-Za-z] on ASCII: every other byte becomes a space and the
+        # runs are what split() leaves (bytes at C speed: a 1 MiB query of repeated words cost
+        # 0.5 s in a loop per character, 0.15 s with a regex, well under 0.1 s so). dict.fromkeys
+        # drops repeated spellings keeping first occurrences in order; only the first unique
+        # spellings are decoded.
+        runs = dict.fromkeys(query.encode("ascii").translate(_ASCII_SEPARATORS).split())
+        return _unique_terms(run.decode("ascii") for run in runs)
     terms: list[str] = []
     seen: set[str] = set()
     start: int | None = None
