@@ -39,7 +39,9 @@ def db(tmp_path: Path) -> Iterator[MemoryDb]:
         yield memory
 
 
-def phrase_statements(db: MemoryDb, query: str, tenant: str = "attacker") -> tuple[Any, list[str]]:
+def phrase_statements(
+    db: MemoryDb, query: str, tenant: str = "attacker", person: str = "p"
+) -> tuple[Any, list[str]]:
     """The search's answer and the FTS5 MATCH arguments of the phrase query it ran."""
     seen: list[str] = []
 
@@ -49,15 +51,21 @@ def phrase_statements(db: MemoryDb, query: str, tenant: str = "attacker") -> tup
 
     db.conn.set_trace_callback(trace)
     try:
-        pack = db.search(m.SearchRequest(tenant_id=tenant, person_id="p", query=query))
+        pack = db.search(m.SearchRequest(tenant_id=tenant, person_id=person, query=query))
     finally:
         db.conn.set_trace_callback(None)
     return pack, seen
 
 
 def test_a_long_phrase_that_cannot_match_in_scope_is_not_run(db: MemoryDb) -> None:
+    # The scope holds a source (so FTS5 is asked at all), but none of 40 tokens.
+    db.remember(
+        m.RememberRequest(tenant_id="attacker", person_id="p", kind="document", text="the of and",
+                          captured_at=1, recorded_at=1)
+    )  # fmt: skip
     pack, phrases = phrase_statements(db, words(40))
-    assert phrases == [] and pack.items == []
+    assert phrases == []
+    assert [item.excerpt for item in pack.items] == ["the of and"]  # by the token query
 
 
 def test_a_phrase_over_the_cap_is_never_given_to_fts5(db: MemoryDb) -> None:
@@ -84,18 +92,51 @@ def test_a_long_phrase_that_can_match_in_scope_still_answers_exactly(db: MemoryD
 
 
 def test_short_phrases_run_as_always(db: MemoryDb) -> None:
-    _, phrases = phrase_statements(db, words(5), tenant="victim")
+    _, phrases = phrase_statements(db, words(5), tenant="victim", person="v")
     assert phrases
 
 
-def test_a_spent_budget_aborts_the_search_with_a_clear_error(db: MemoryDb) -> None:
+@pytest.mark.parametrize("ranking", list(m.Ranking))
+def test_a_spent_budget_aborts_the_search_with_a_clear_error(
+    db: MemoryDb, ranking: m.Ranking
+) -> None:
     db.search_budget_seconds = 0.0
-    request = m.SearchRequest(tenant_id="victim", person_id="v", query=words(2), limit=100)
+    request = m.SearchRequest(
+        tenant_id="victim", person_id="v", query=words(2), limit=100, ranking=ranking
+    )
     with pytest.raises(LimitExceeded, match="search exceeded its time budget of 0 seconds"):
         db.search(request)
     assert not db.conn.in_transaction
     db.search_budget_seconds = 5.0
     assert len(db.search(request).items) == 100  # the handle is fine afterwards
+
+
+@pytest.mark.parametrize("ranking", list(m.Ranking))
+def test_a_scope_without_a_live_source_gives_fts5_no_query(
+    db: MemoryDb, ranking: m.Ranking
+) -> None:
+    # Nothing can match there: a 1 MiB query of common words must not make the scope pay for the
+    # other tenants' rows (bm25 over every match of the whole index).
+    gone = db.remember(
+        m.RememberRequest(tenant_id="attacker", person_id="p", kind="document", text=words(30),
+                          captured_at=1, recorded_at=1)
+    )  # fmt: skip
+    db.delete(m.DeleteRequest(tenant_id="attacker", person_id="p", source_id=gone.source_id,
+                              deleted_at=2))  # fmt: skip
+    statements: list[str] = []
+    db.conn.set_trace_callback(lambda sql: statements.append(sql) if "MATCH" in sql else None)
+    try:
+        for tenant in ("attacker", "nobody"):
+            request = m.SearchRequest(
+                tenant_id=tenant, person_id="p", query=words(20_000), ranking=ranking
+            )
+            assert db.search(request).items == []
+    finally:
+        db.conn.set_trace_callback(None)
+    assert statements == []
+    # A scope with a live source still asks FTS5, and finds it.
+    request = m.SearchRequest(tenant_id="victim", person_id="v", query=words(3), ranking=ranking)
+    assert db.search(request).items
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,9 @@ search small without changing what an ordinary query answers:
   differently from zkr 0.2.3: for a query of more than 256 words that appears verbatim in a source
   of the scope. Memory use of FTS5 grows with the phrase length before any budget can interrupt it,
   so such a phrase is never handed to it.
+* **A scope without a live source runs no full-text query.** Every lexical row resolves to a
+  live source of the scope (the resolution joins nothing else), so there the lists are known to
+  be empty; otherwise an empty scope would pay for bm25 over every other tenant's matches.
 * **Every search has a time budget** (:func:`search_budget`, ``Database.search_budget_seconds``,
   default :data:`zkr.store.database.SEARCH_BUDGET_SECONDS`): SQLite's progress handler aborts the
   statement running when the budget is spent, and the search fails with a clear
@@ -36,6 +39,7 @@ __all__ = [
     "MAX_PHRASE_TOKENS",
     "phrase_is_worth_running",
     "phrase_tokens_at_least",
+    "scope_has_live_source",
     "search_budget",
 ]
 
@@ -60,6 +64,17 @@ UNION ALL
 SELECT d.sz FROM source_fts AS f JOIN source_fts_docsize AS d ON d.id = f.rowid
 WHERE f.rowid < 0 AND f.tenant_id = :tenant AND f.person_id = :person
 """
+
+
+_LIVE_SOURCE = (
+    "SELECT 1 FROM sources WHERE tenant_id = ? AND person_id = ? AND deleted_at IS NULL LIMIT 1"
+)
+
+
+def scope_has_live_source(conn: sqlite3.Connection, tenant_id: str, person_id: str) -> bool:
+    """Whether the scope holds a live source (one index seek); without one no lexical row of a
+    search can resolve, whatever the query."""
+    return conn.execute(_LIVE_SOURCE, (tenant_id, person_id)).fetchone() is not None
 
 
 def phrase_tokens_at_least(query: str, *, stop_after: int) -> int:

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from zkr import models as m
-from zkr.retrieval._bounds import phrase_is_worth_running
+from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
 
@@ -338,7 +338,7 @@ def lexical_ranking(
     """
     wanted = candidate_limit if wanted is None else min(wanted, candidate_limit)
     ranking: list[Target] = []
-    if wanted <= 0:
+    if wanted <= 0 or not scope_has_live_source(conn, tenant_id, person_id):
         return ranking
     queries = build_queries(query)
     seen: set[Target] = set()

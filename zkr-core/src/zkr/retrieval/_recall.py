@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zkr import models as m
+from zkr.retrieval._bounds import scope_has_live_source, search_budget
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
@@ -185,7 +186,7 @@ def recall_lexical(
 ) -> list[Target]:
     """The recall lexical list: up to *wanted* distinct targets, best first."""
     match = recall_match(query, tuning.prefix_from)
-    if match is None or wanted <= 0:
+    if match is None or wanted <= 0 or not scope_has_live_source(conn, tenant_id, person_id):
         return []
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
@@ -317,7 +318,7 @@ def recall_search(
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
     hybrid = request.query_embedding is not None and as_of is None
     nested = db.conn.in_transaction
-    with db.atomic(write=False) as conn:
+    with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
         lexical = recall_lexical(
             conn,
             tenant_id,
