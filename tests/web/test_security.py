@@ -190,3 +190,25 @@ def test_a_genuine_correction_and_deletion_go_through_the_operations(web: WebSer
     deleted = web.request(f"/source/{made.source_id}/delete", data={"csrf": csrf})
     assert deleted.status == 200
     assert web.request(f"/source/{made.source_id}").status == 404
+
+
+def test_times_outside_zkrs_range_are_refused_clearly(web: WebServer) -> None:
+    # An "as of" or a correction time past the 64-bit range is a person's typo, not a crash: a
+    # clear 400 page, nothing changed (it was a 500 with a traceback in the server's log).
+    made = web.remember(
+        "Ana lives in Lisbon", {"subject": "Ana", "predicate": "lives_in", "value": "Lisbon"}
+    )
+    web.login()
+    before = _feed_mark(web)
+    huge = "9" * 19
+    for moment in (huge, "-" + huge):
+        for path in (f"/?as_of={moment}", f"/search?q=Lisbon&as_of={moment}"):
+            reply = web.request(path)
+            assert reply.status == 400, (path, reply.status)
+            assert 'class="error"' in reply.body or "refused" in reply.body
+        reply = web.request(
+            f"/claim/{made.claim_id}/correct",
+            data={"csrf": csrf_token(web.token), "value": "Porto", "valid_at": moment},
+        )
+        assert reply.status == 400 and 'class="error"' in reply.body, reply.status
+    assert _feed_mark(web) == before

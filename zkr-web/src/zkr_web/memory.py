@@ -30,11 +30,12 @@ class ScopedMemory:
         """Run operation *name* in this scope; *fields* are its request's other fields.
 
         :raises zkr.errors.ZkrError: whatever the operation refuses (``NotFound`` for a missing
-            or foreign id), with the contract's message.
+            or foreign id, ``RequestParseError`` for a value out of range), with zkr's message.
         """
-        operation = OPERATIONS[name]
         payload = {"tenant_id": self.tenant_id, "person_id": self.person_id, **fields}
-        return self.db.run(operation, operation.request.model_validate(payload))
+        # Validated by zkr (``RequestParseError`` with zkr's message), not by calling the model
+        # directly: a pydantic ValidationError is no ZkrError and became a 500 (a time past i64).
+        return self.db.run(OPERATIONS[name], payload)
 
     # ---------------------------------------------------------------- reads
 
