@@ -9,6 +9,7 @@ feed included) equals a clean run's.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -286,3 +287,46 @@ def test_an_unreadable_file_is_an_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 1 and done.stdout == b""
     assert json.loads(done.stderr) == {"error": "cannot read missing: No such file or directory"}
+
+
+class _OnlyBoundedReads:
+    """A file that hands out lines only through ``readline(size)`` with a size, and keeps the
+    largest piece it handed out: an import must never hold a whole over-long line."""
+
+    def __init__(self, data: bytes) -> None:
+        self.inner = io.BytesIO(data)
+        self.largest = 0
+
+    def readline(self, size: int = -1) -> bytes:
+        assert size is not None and size >= 0, "an unbounded readline holds the whole line"
+        out = self.inner.readline(size)
+        self.largest = max(self.largest, len(out))
+        return out
+
+    def __iter__(self) -> Any:
+        raise AssertionError("iterating a file reads whole lines, however long")
+
+
+def test_an_over_long_line_is_refused_without_being_held(tmp_path: Path) -> None:
+    # A file with one 16 MiB line (or 16 GiB) used to be read whole: memory grew with the line.
+    from zkr.db import MemoryDb
+    from zkr.operations import MAX_REQUEST_BYTES
+    from zkr_cli.importing import import_lines
+
+    line = json.dumps({**good(1), "ingestion_key": "edge"})
+    exact = line[:-1] + " " * (MAX_REQUEST_BYTES - len(line)) + "}"  # the cap exactly: stored
+    over = line[:-1] + " " * (MAX_REQUEST_BYTES + 1 - len(line)) + "}"
+    data = b"\n".join(
+        [b"x" * (16 << 20), exact.encode(), over.encode(), json.dumps(good(2)).encode(), b""]
+    )
+    stream = _OnlyBoundedReads(data)
+    with MemoryDb(tmp_path / "m.db") as db:
+        summary = import_lines(db, stream)  # type: ignore[arg-type]
+    too_big = f"request exceeds {MAX_REQUEST_BYTES} bytes"
+    assert summary.to_json() == {
+        "lines": 4,
+        "stored": 2,
+        "replayed": 0,
+        "refused": [{"line": 1, "error": too_big}, {"line": 3, "error": too_big}],
+    }
+    assert stream.largest <= MAX_REQUEST_BYTES + 3

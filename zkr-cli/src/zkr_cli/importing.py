@@ -32,6 +32,8 @@ __all__ = ["BATCH_LINES", "DERIVED_KEY_PREFIX", "ImportSummary", "derived_key", 
 BATCH_LINES = 200
 #: Prefix of the ingestion key given to a line that has none.
 DERIVED_KEY_PREFIX = "import-sha256:"
+#: Bytes read at a time while skipping the rest of an over-long line.
+_SKIP_PIECE = 1 << 16
 #: Seconds between two progress updates on a terminal.
 _PROGRESS_EVERY = 0.2
 
@@ -63,8 +65,19 @@ def derived_key(request: m.RememberRequest) -> str:
     return DERIVED_KEY_PREFIX + digest
 
 
-def _numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    for number, raw in enumerate(stream, start=1):
+def _numbered_lines(stream: BinaryIO, cap: int) -> Iterator[tuple[int, bytes]]:
+    """Each line without its line ending, read in bounded pieces: a line longer than *cap* bytes
+    (plus ``\r\n``) is handed on as its first ``cap + 1`` bytes, which the request size check
+    refuses, and the rest of it is skipped without ever being held (a file may hold one 16 GiB
+    line)."""
+    number = 0
+    while raw := stream.readline(cap + 3):
+        number += 1
+        if len(raw) == cap + 3 and not raw.endswith(b"\n"):
+            while (rest := stream.readline(_SKIP_PIECE)) and not rest.endswith(b"\n"):
+                pass
+            yield number, raw[: cap + 1]
+            continue
         yield number, raw.rstrip(b"\r\n")
 
 
@@ -95,12 +108,12 @@ def import_lines(
     db: MemoryDb, stream: BinaryIO, *, progress: TextIO | None = None
 ) -> ImportSummary:
     """Store every good line of *stream*; report the others by line number."""
-    from zkr.operations import OPERATIONS, parse
+    from zkr.operations import MAX_REQUEST_BYTES, OPERATIONS, parse
 
     remember = OPERATIONS["remember"]
     summary = ImportSummary()
     shown = _Progress(progress)
-    lines = _numbered_lines(stream)
+    lines = _numbered_lines(stream, MAX_REQUEST_BYTES)
     done = False
     while not done:
         done = True
