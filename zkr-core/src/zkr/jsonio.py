@@ -120,7 +120,8 @@ def parse_request(raw: bytes | str, *, lenient: bool = False) -> Any:
     checks the fields it knows with :func:`zkr.store.known_fields.check_known_fields`.
 
     :raises RequestParseError: empty input, malformed JSON, trailing data, duplicate keys,
-        NaN/Infinity, invalid UTF-8 or lone surrogate escapes.
+        NaN/Infinity, invalid UTF-8, lone surrogate escapes or (strict mode) nesting too deep
+        to parse.
     """
     if lenient:
         return _parse_lenient(raw)
@@ -140,6 +141,8 @@ def parse_request(raw: bytes | str, *, lenient: bool = False) -> Any:
         value = json.loads(text, object_pairs_hook=_unique_object, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise RequestParseError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:  # nesting deeper than Python's parser goes: a refusal, not a crash
+        raise RequestParseError("recursion limit exceeded") from None
     if may_hold_surrogates and _has_lone_surrogate(value):
         raise RequestParseError("lone leading surrogate in hex escape")
     return value
