@@ -160,3 +160,52 @@ def test_rebuild_fills_a_lane_and_hybrid_search_uses_it(source: Path, pg: str) -
                 )
             )
     assert row == (4, 32)
+
+
+def _strict(line: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(f"non-JSON constant {name}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_serve_answers_hostile_lines_with_one_json_line_each(pg: str) -> None:
+    # The eleven defect classes of issue 18, at zkr-postgres serve's door: every line gets one
+    # strict-JSON answer (no Infinity, no lone surrogate, no crash), bad JSON is a parse error
+    # (not "internal error"), an over-long line is refused unread, and a usable id comes back.
+    search = '"command":"search","request":{"tenant_id":"acme","person_id":"sam","query":"x"}'
+    long_line = '{"command":"search","request":{"query":"' + "a" * (1_048_576 + 70_000) + '"}}'
+    lines = [
+        '{"id":1e999,' + search + "}",
+        '{"id":NaN,' + search + "}",
+        '{"id":"\\ud800",' + search + "}",
+        '{"id":5,"command":"search","request":{"tenant_id":"acme","person_id":"sam",'
+        '"query":"\\udc00x"}}',
+        '{"id":6,"command":"search","request":{"tenant_id":"acme","person_id":"sam",'
+        '"query":Infinity}}',
+        '{"command":"search","command":"get",' + search[len('"command":"search",') :] + "}",
+        "[" * 200_000 + "]" * 200_000,
+        long_line,
+        '{"id":9,' + search + "}",
+    ]
+    served = _cli("serve", "--dsn", pg, stdin="\n".join(lines) + "\n")
+    assert served.returncode == 0, served.stderr[-2000:]
+    assert "Traceback" not in served.stderr
+    answers = [_strict(line) for line in served.stdout.splitlines()]
+    assert len(answers) == len(lines)
+    assert all("error" in answer for answer in answers[:8]), answers
+    # A line that is not JSON at all (Infinity) has no id to trust, as in ``zkr serve``.
+    assert [answer.get("id") for answer in answers] == [
+        None,
+        None,
+        None,
+        5,
+        None,
+        None,
+        None,
+        None,
+        9,
+    ]
+    assert answers[6]["code"] == "parse_error"
+    assert answers[7] == {"error": "request exceeds 1048576 bytes", "code": "limit_exceeded"}
+    assert answers[8]["result"]["gaps"] == ["no cited memory matched"]

@@ -5,23 +5,34 @@ operation's result, or ``{"error": message, "code": code}``; with an ``id`` it i
 ``{"id": …, "result": …}`` / ``{"id": …, "error": …, "code": …}``. Blank lines get no answer; EOF
 ends the loop. One connection stays open; each request runs in its own transaction as the serving
 role with its own scope (see :func:`zkr_postgres.retrieval.scoped`).
+
+Lines are read as ``zkr serve`` reads them (issue 18): at most 1 MiB + 64 KiB each (a longer one is
+refused unread), parsed with zkr's strictness (no NaN/Infinity, duplicate keys, lone surrogates,
+invalid UTF-8), the request at most 1 MiB in compact form; an id is echoed only when it can be
+written back as strict JSON, and every answer line is strict JSON in UTF-8.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, BinaryIO, TextIO
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 import psycopg
 
-from zkr.errors import RequestParseError, ZkrError
+from zkr.errors import LimitExceeded, RequestParseError, ZkrError
+from zkr.jsonio import canonical_dumps, compact_len, parse_request
+from zkr.operations import MAX_REQUEST_BYTES
 from zkr_postgres.api import Replica
 
 __all__ = ["answer", "serve_forever"]
 
-#: One request line may hold at most this many bytes (zkr's request limit plus the envelope).
-LINE_LIMIT = 1_048_576 + 65_536
+#: One request line may hold at most this many bytes (zkr's request limit plus the envelope). A
+#: longer line is refused without being held in memory.
+LINE_LIMIT = MAX_REQUEST_BYTES + 65_536
+_DISCARD_CHUNK = 65_536
+_TOO_LONG = b""  # what _lines yields for an over-long line (a real line is never empty)
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
@@ -32,24 +43,58 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {"error": f"internal error ({type(exc).__name__})", "code": "internal"}
 
 
+def _too_large() -> LimitExceeded:
+    return LimitExceeded(f"request exceeds {MAX_REQUEST_BYTES} bytes")
+
+
+def _usable_id(envelope: Any) -> bool:
+    """Whether *envelope* has an id that can be written back as strict JSON (finite numbers,
+    no lone surrogate): only such an id is echoed; any other is answered without one."""
+    if not isinstance(envelope, dict) or "id" not in envelope:
+        return False
+    try:
+        canonical_dumps(envelope["id"]).encode("utf-8")
+    except (ValueError, UnicodeError):
+        return False
+    return True
+
+
+def _envelope(line: bytes | str) -> dict[str, Any]:
+    """The envelope, parsed with zkr's strictness (no NaN/Infinity, duplicate keys, lone
+    surrogates or invalid UTF-8 anywhere in it; any nesting depth is a parse error).
+
+    :raises RequestParseError: with ``envelope_id`` set when the line has a usable id.
+    """
+    try:
+        envelope = parse_request(line)
+    except RequestParseError as exc:
+        try:  # a line whose id is fine is answered with it, whatever is wrong elsewhere
+            loose = parse_request(line, lenient=True)
+        except RequestParseError:
+            raise exc from None
+        if _usable_id(loose):
+            exc.envelope_id = loose["id"]  # type: ignore[attr-defined]
+        raise exc from None
+    if not isinstance(envelope, dict):
+        raise RequestParseError("invalid type: expected a JSON object envelope")
+    return envelope
+
+
 def answer(replica: Replica, line: bytes | str) -> dict[str, Any] | list[Any] | None:
     """The JSON answer to one request line (never raises for a bad request)."""
     envelope: Any = None
     try:
         if len(line) > LINE_LIMIT:
-            raise RequestParseError("request exceeds 1048576 bytes")
-        try:
-            envelope = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise RequestParseError(f"invalid JSON: {exc}") from None
-        if not isinstance(envelope, dict):
-            raise RequestParseError("invalid type: expected a JSON object envelope")
+            raise _too_large()
+        envelope = _envelope(line)
         command = envelope.get("command")
         if not isinstance(command, str):
             raise RequestParseError("missing field `command`")
         request = envelope.get("request")
         if not isinstance(request, dict):
             raise RequestParseError(f"invalid type: expected a JSON object for `{command}` request")
+        if compact_len(request) > MAX_REQUEST_BYTES:
+            raise _too_large()
         result = replica.run(command, request)
         data: Any = result.model_dump(mode="json", by_alias=True)
         if "id" in envelope:
@@ -57,21 +102,47 @@ def answer(replica: Replica, line: bytes | str) -> dict[str, Any] | list[Any] | 
         return data  # type: ignore[no-any-return]
     except Exception as exc:  # one bad request never ends the loop
         failure = _error(exc)
+        if hasattr(exc, "envelope_id"):
+            return {"id": exc.envelope_id, **failure}
         if isinstance(envelope, dict) and "id" in envelope:
             return {"id": envelope["id"], **failure}
         return failure
 
 
-def serve_forever(replica: Replica, stdin: BinaryIO, stdout: TextIO) -> None:
+def _render(result: Any) -> bytes:
+    """One answer line: strict JSON (never NaN/Infinity), valid UTF-8."""
+    try:
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8") + b"\n"
+    except (ValueError, UnicodeError) as exc:  # not expected: the input was checked
+        return json.dumps(_error(exc)).encode("utf-8") + b"\n"
+
+
+def _lines(stream: BinaryIO) -> Iterator[bytes]:
+    """Input lines, each at most LINE_LIMIT bytes; a longer one is skipped unread and yields
+    :data:`_TOO_LONG`."""
+    while line := stream.readline(LINE_LIMIT + 1):
+        if len(line) > LINE_LIMIT and not line.endswith(b"\n"):
+            while (rest := stream.readline(_DISCARD_CHUNK)) and not rest.endswith(b"\n"):
+                pass
+            yield _TOO_LONG
+        else:
+            yield line
+
+
+def serve_forever(replica: Replica, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Answer every non-blank line of *stdin* on *stdout* until EOF."""
-    for line in stdin:
-        if not line.strip():
+    for line in _lines(stdin):
+        if line is _TOO_LONG:
+            result: Any = _error(_too_large())
+        elif not line.strip():
             continue
-        result = answer(replica, line)
-        stdout.write(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n")
+        else:
+            result = answer(replica, line)
+        stdout.write(_render(result))
         stdout.flush()
 
 
 def main_loop(dsn: str) -> None:
     with Replica(dsn) as replica:
-        serve_forever(replica, sys.stdin.buffer, sys.stdout)
+        serve_forever(replica, sys.stdin.buffer, sys.stdout.buffer)
