@@ -1,6 +1,7 @@
 """Issue 17, acceptance 1 and 2: four SQLite databases, 1,000 persons, one PostgreSQL.
 
-1. After a sync, for every person, ``get`` of every record id the person was ever given and a set
+1. After a sync, for every person, ``memories`` (every page, paged small so the cursor is used),
+   ``history`` of every claim id, ``get`` of every record id the person was ever given and a set
    of searches answer from the replica with the same live records, excerpts and citations as from
    the source databases (search order may differ: the replica ranks for recall).
 2. ``zkr-postgres sync`` killed with SIGKILL at random points 20 times, then resumed, leaves the
@@ -24,6 +25,7 @@ import pytest
 from psycopg import Connection
 
 from tests.postgres.builders import Person
+from tests.postgres.test_reads import all_pages
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import NotFound
@@ -120,7 +122,7 @@ def _cited(pack: m.RetrievalPack) -> set[tuple[str, str, str, tuple[str, ...]]]:
 
 
 def test_every_person_reads_the_same_live_records(sources: Sources, clean_replica: str) -> None:
-    compared_items = compared_hits = 0
+    compared_items = compared_hits = listed = versions = 0
     with Replica(clean_replica) as replica:
         dbs = [MemoryDb(path) for path, _ in sources]
         try:
@@ -128,6 +130,14 @@ def test_every_person_reads_the_same_live_records(sources: Sources, clean_replic
                 (db, p) for db, (_, ps) in zip(dbs, sources, strict=True) for p in ps
             ):
                 scope = {"tenant_id": person.tenant_id, "person_id": person.person_id}
+                for listing in ({**scope, "limit": 100}, {**scope, "limit": 3}):
+                    expected_pages = all_pages(db.memories, listing)
+                    assert all_pages(replica.memories, listing) == expected_pages, person
+                    listed += sum(len(page.items) for page in expected_pages)
+                for claim_id in person.claims:
+                    chain = db.history(m.HistoryRequest(**scope, claim_id=claim_id))
+                    assert replica.history(m.HistoryRequest(**scope, claim_id=claim_id)) == chain
+                    versions += len(chain.versions)
                 # Evidence items are the source's text under the evidence id: sources and
                 # claims are the two ways an item is materialised.
                 for kind, ids in (("source", person.sources), ("claim", person.claims)):
@@ -147,8 +157,13 @@ def test_every_person_reads_the_same_live_records(sources: Sources, clean_replic
         finally:
             for db in dbs:
                 db.close()
-    print(f"compared {compared_items} live items and {compared_hits} search hits")
+    print(
+        f"compared {compared_items} live items, {compared_hits} search hits,"
+        f" {listed} listed memories and {versions} claim versions"
+    )
     assert compared_items > PERSONS * 2
+    assert listed > PERSONS * 2 * 4
+    assert versions >= sum(len(p.claims) for _, ps in sources for p in ps)
     assert compared_hits > PERSONS * 3
 
 

@@ -23,16 +23,17 @@ from tests.postgres.builders import WORDS, build_database, person_word
 from tests.postgres.hash_embedder import HashEmbedder
 from zkr import models as m
 from zkr.db import MemoryDb
+from zkr_postgres import chains, listing
 from zkr_postgres._db import Conn, connect
 from zkr_postgres.api import Replica
 from zkr_postgres.rebuild import rebuild
 from zkr_postgres.retrieval import (
     _EVIDENCE_ITEMS_SQL,
     _SOURCE_ITEMS_SQL,
-    TSV_WEIGHTS,
     _claim_items_sql,
     _Rules,
     dense_sql,
+    lexical_params,
     lexical_sql,
 )
 from zkr_postgres.schema import SCHEMA, SCOPED_TABLES, SERVING_ROLE, lane_table
@@ -99,8 +100,32 @@ def _set_scope(conn: Conn, scope: Scope | None) -> None:
         )
 
 
+def _reads(asked: Scope, ids: list[str]) -> list[tuple[Any, dict[str, Any], int]]:
+    """The statements of ``memories`` (every variant: first page or keyset, now or as_of) and of
+    ``history`` (for each of *ids*)."""
+    base = {"t": asked[0], "p": asked[1]}
+    kinds = {
+        "claim_kinds": [k.value for k in m.ClaimKind],
+        "source_kinds": [k.value for k in m.SourceKind],
+        "rows": 1_000,
+    }
+    after = {"after_recorded": m.I64_MAX, "after_id": "~"}
+    times = {"v": 2_000, "r": 2_000}
+    found: list[tuple[Any, dict[str, Any], int]] = []
+    for keyset in (False, True):
+        for as_of in (False, True):
+            params = {**base, **kinds, **(after if keyset else {}), **(times if as_of else {})}
+            for statement in listing._statements(keyset, as_of):
+                found.append((statement, params, 0))
+    for claim_id in ids:
+        params = {**base, "id": claim_id}
+        for statement in (chains._CLAIM, chains._EVIDENCE, chains._EARLIER, chains._LATER):
+            found.append((statement, params, 0))
+    return found
+
+
 def _statements(
-    asked: Scope, query: str, owned: list[str]
+    asked: Scope, query: str, owned: list[str], others: list[str]
 ) -> list[tuple[Any, dict[str, Any], int]]:
     """Every read statement of zkr-postgres with the parameters of scope *asked* (and the ids
     *owned* by it), with the column of the id each returns."""
@@ -110,18 +135,15 @@ def _statements(
     vector = "[" + ",".join(repr(v) for v in HashEmbedder().embed(query)) + "]"
     table = lane_table(HashEmbedder.model, HashEmbedder.version)
     every_id = {"ids": owned}
-    weights = {"weights": TSV_WEIGHTS}
+    lexical = lexical_params(query, 400)
     return [
-        (lexical_sql(now), {**base, "q": query, "cand": 400, "cw": 1.0, **weights}, 1),
-        (
-            lexical_sql(as_of),
-            {**base, **as_of.params(), "q": query, "cand": 400, "cw": 1.0, **weights},
-            1,
-        ),
+        (lexical_sql(now), {**base, **lexical}, 1),
+        (lexical_sql(as_of), {**base, **as_of.params(), **lexical}, 1),
         (dense_sql(table, "cosine"), {**base, "vec": vector, "cand": 400}, 1),
         (_claim_items_sql(now), {**base, **every_id}, 0),
         (_SOURCE_ITEMS_SQL, {**base, **every_id}, 0),
         (_EVIDENCE_ITEMS_SQL, {**base, **every_id}, 0),
+        *_reads(asked, owned[:4] + others[:2]),
     ]
 
 
@@ -152,7 +174,8 @@ def test_the_serving_role_sees_only_the_scope_it_set(
         assert conn.execute(bypass).fetchone() == (False, False)
         with conn.transaction():
             _set_scope(conn, set_scope)
-            for statement, params, column in _statements(asked, query, owned):
+            others = [i for i in ids if i not in owned]
+            for statement, params, column in _statements(asked, query, owned, others):
                 rows = conn.execute(statement, params).fetchall()
                 if set_scope != asked:
                     assert rows == [], (set_scope, asked, statement)

@@ -53,7 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     rebuild.add_argument("--embedder", required=True, metavar="MODEL/VERSION")
     rebuild.add_argument("--batch-size", type=int, default=None)
 
-    serve = commands.add_parser("serve", help="answer search/get JSON lines on stdin")
+    serve = commands.add_parser(
+        "serve", help="answer search/get/memories/history JSON lines on stdin"
+    )
     serve.add_argument("--dsn", required=True, help=dsn_help)
     return parser
 

@@ -1,8 +1,9 @@
 """The library API: a replica answers zkr's read operations as functions.
 
 ``Replica(dsn).run("search", {...})`` validates the request with zkr's own request model (the one
-``zkr.operations`` names for that command) and returns zkr's response model; ``Replica.search`` and
-``Replica.get`` take the models directly. ``serve`` is this API behind JSON lines.
+``zkr.operations`` names for that command) and returns zkr's response model; ``Replica.search``,
+``Replica.get``, ``Replica.memories`` and ``Replica.history`` take the models directly. ``serve``
+is this API behind JSON lines.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, RequestParseError
-from zkr_postgres import retrieval
+from zkr_postgres import chains, listing, retrieval
 from zkr_postgres._db import Conn, connect
 
 __all__ = ["READ_OPERATIONS", "Replica", "request_model"]
@@ -23,6 +24,8 @@ __all__ = ["READ_OPERATIONS", "Replica", "request_model"]
 READ_OPERATIONS: dict[str, Callable[[Conn, Any], BaseModel]] = {
     "search": retrieval.search,
     "get": retrieval.get,
+    "memories": listing.memories,
+    "history": chains.history,
 }
 
 
@@ -85,3 +88,9 @@ class Replica:
 
     def get(self, request: m.GetRequest) -> m.RetrievalItem:
         return retrieval.get(self.conn, request)
+
+    def memories(self, request: m.MemoriesRequest) -> m.MemoriesPage:
+        return listing.memories(self.conn, request)
+
+    def history(self, request: m.HistoryRequest) -> m.ClaimHistory:
+        return chains.history(self.conn, request)

@@ -521,10 +521,10 @@ def _sources_of(events: list[PageEvent]) -> list[str]:
 _NEIGHBOURS = """
 (SELECT n.content FROM zkr.sources n
   WHERE n.tenant_id = x.tenant_id AND n.person_id = x.person_id AND n.kind = x.kind
-    AND n.deleted_at IS NULL AND (n.captured_at, n.id) {before} (x.captured_at, x.id)
+    AND n.deleted_at IS NULL AND (n.captured_at, n.seq) {before} (x.captured_at, x.seq)
     AND n.captured_at::numeric BETWEEN x.captured_at::numeric - %(gap)s
                                 AND x.captured_at::numeric + %(gap)s
-  ORDER BY n.captured_at {order}, n.id {order} LIMIT %(window)s)
+  ORDER BY n.captured_at {order}, n.seq {order} LIMIT %(window)s)
 """
 
 # (Times are compared as numeric: a capture at the bigint limits must not overflow ± the gap.)

@@ -5,20 +5,22 @@ by ``set_config(…, true)`` (local to the transaction): row-level security then
 scope's rows, whatever the statement says. The statements filter on the scope as well (that is what
 makes them use the ``(tenant_id, person_id, …)`` keys).
 
-Ranking (the *recall* ranking, documented in ``docs/zkr-postgres.md``):
+Ranking: zkr's *recall* ranking (``docs/recall.md``) in SQL, documented in ``docs/zkr-postgres.md``:
 
-- **lexical**: the query's English-stemmed lexemes (stop words dropped) OR-ed into one
-  ``tsquery``, matched against live captures (``sources.tsv``) and current claims' own statements
-  (``claims.tsv``: subject, predicate with ``_`` read as a space, value), ranked by ``ts_rank_cd``
-  (normalised by document length, flag 1). A capture whose evidence supports a current claim is
-  replaced by that claim; a capture whose evidence supports only non-current claims yields
-  nothing (zkr's rule), a capture that supports nothing is returned itself;
+- **lexical**: the query's words without zkr's stop words (alphabetic words of 4 letters or more
+  also as prefixes), English-stemmed into one OR-ed ``tsquery``, matched against live captures
+  (``sources.tsv``: the capture's words weighted A, its neighbours' context D) and current
+  claims' statements (``claims.tsv``), ranked by **BM25** as SQLite FTS5 computes it (k1 1.2,
+  b 0.75; the context counts :data:`CONTEXT_WEIGHT`; IDF and average length per scope, see
+  :func:`lexical_sql`). A capture whose evidence supports a current claim is replaced by that
+  claim; a capture whose evidence supports only non-current claims yields nothing (zkr's rule),
+  a capture that supports nothing is returned itself;
 - **dense** (with a ``query_embedding`` and no ``as_of``): pgvector's distance operator of the
   lane's distance over the scope's vectors (exact: per-person scopes are small), mapped to
   targets the same way;
-- **fusion**: weighted reciprocal-rank fusion, ``Σ w_list / (60 + rank)`` with rank counted from
-  1, lexical weight 1 and dense weight :data:`DENSE_WEIGHT`; relevance in basis points of the best;
-  ties by target (source < evidence < claim, then id).
+- **fusion**: zkr's own weighted reciprocal-rank fusion (``zkr.retrieval._recall.fuse_weighted``,
+  k :data:`RRF_K`, lexical weight 1, dense weight :data:`DENSE_WEIGHT`), over each list's head of
+  ``max(4 × limit, 50)`` candidates; relevance in basis points of the best.
 """
 
 from __future__ import annotations
@@ -33,21 +35,25 @@ from psycopg import sql
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
+from zkr.retrieval._fts_query import token_terms
+
+# The recall ranking's parameters and fusion are zkr's own (one definition for both stores).
+from zkr.retrieval._recall import (
+    CANDIDATES_PER_ITEM,
+    CONTEXT_WEIGHT,
+    DENSE_WEIGHT,
+    LEXICAL_WEIGHT,
+    MIN_CANDIDATES,
+    PREFIX_FROM,
+    RRF_K,
+    STOP_WORDS,
+    fuse_weighted,
+)
 from zkr_postgres._db import Conn
 from zkr_postgres.schema import SCHEMA, SERVING_ROLE
 
-__all__ = ["DENSE_WEIGHT", "RRF_K", "get", "scoped", "search"]
+__all__ = ["cap_excerpt", "get", "lexical_params", "lexical_sql", "scoped", "search"]
 
-#: Reciprocal-rank constant (rank counted from 1).
-RRF_K = 60
-#: Weight of the dense list against the lexical list's 1 (weak embedders must not outvote BM25).
-DENSE_WEIGHT = 0.2
-#: ts_rank_cd weights of the D, C, B, A labels: a capture's own words are A, its neighbours' D.
-TSV_WEIGHTS = [0.35, 0.2, 0.4, 1.0]
-#: A claim matched by its own statement counts this much of its ``ts_rank_cd``.
-CLAIM_WEIGHT = 1.0
-#: Each list brings this many candidates per requested item.
-CANDIDATES_PER_ITEM = 4
 #: Excerpts are cut to this many UTF-8 bytes (whole code points), as zkr does.
 MAX_EXCERPT_BYTES = 4096
 NO_MATCH_GAP = "no cited memory matched"
@@ -185,34 +191,98 @@ SELECT kind, id, max(score) AS score FROM (
 """
 
 
-# Lexemes of the query (English stemming, stop words dropped) OR-ed into one tsquery. Each lexeme
-# is quoted for tsquery's input syntax, so no character of the query can act as an operator.
-_TSQUERY = (
-    "(SELECT coalesce(string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''')"
-    " || '''', ' | '), '')::tsquery"
-    " FROM unnest(tsvector_to_array(to_tsvector('english', %(q)s))) AS lexeme)"
-)
+#: BM25's parameters, as SQLite FTS5's ``bm25()`` (which zkr's recall ranking uses).
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+# The query's terms: each word's English lexemes (stemmed; PostgreSQL's English stop words give
+# none), with whether the term also matches as a prefix; then one tsquery OR-ing them all. Each
+# lexeme is quoted for tsquery's input syntax, so no character of the query acts as an operator.
+_TERMS = r"""
+terms AS (
+  SELECT lexeme, prefix, (quoted || CASE WHEN prefix THEN ':*' ELSE '' END)::tsquery AS pq
+    FROM (SELECT DISTINCT l.lexeme, w.prefix,
+                 '''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''' AS quoted
+            FROM unnest(%(words)s::text[], %(prefix)s::bool[]) AS w(word, prefix),
+                 unnest(tsvector_to_array(to_tsvector('english', w.word))) AS l(lexeme)) x),
+q AS (SELECT coalesce(string_agg(pq::text, ' | '), '')::tsquery AS query FROM terms)"""
 
 
 def lexical_sql(rules: _Rules) -> str:
-    """Ranked lexical targets: ``(kind, id, score)``, best first."""
+    """Ranked lexical targets: ``(kind, id, score)``, best first.
+
+    BM25 as FTS5 computes it (k1 :data:`BM25_K1`, b :data:`BM25_B`), per scope: the documents are
+    the scope's live captures (their own words weigh 1, their neighbours' context words
+    :data:`CONTEXT_WEIGHT`) and, as a second collection, its current claims' statements. Every
+    document holding a query term is a candidate, so a term's document frequency is counted over
+    the candidates; the collection size and average length are the scope's;
+    ``idf = ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6. A term's frequency is read from the
+    document's ``tsv_tf``; a prefix term that matches a document only through longer words counts
+    once there (at the weight of the part it matched in).
+    """
     return f"""
-WITH q AS (SELECT {_TSQUERY} AS query),
-hits AS (
-  (SELECT 'source'::text AS kind, s.id, ts_rank_cd(%(weights)s::float4[], s.tsv, q.query, 1)
-          AS score
-     FROM zkr.sources s, q
-     WHERE {_scope("s")} AND {rules.source("s")} AND s.tsv @@ q.query
-     ORDER BY score DESC, s.id LIMIT %(cand)s)
+WITH {_TERMS},
+docs AS MATERIALIZED (
+  SELECT 'source'::text AS kind, s.id, s.tsv, s.tsv_tf AS tf, s.tsv_tokens AS len
+    FROM zkr.sources s, q
+   WHERE {_scope("s")} AND {rules.source("s")} AND s.tsv @@ q.query
   UNION ALL
-  (SELECT 'claim'::text, c.id, ts_rank_cd(c.tsv, q.query, 1) * %(cw)s
-     FROM zkr.claims c, q
-     WHERE {_scope("c")} AND {rules.claim("c")} AND c.tsv @@ q.query
-     ORDER BY 3 DESC, c.id LIMIT %(cand)s)
-)
+  SELECT 'claim'::text, c.id, c.tsv, c.tsv_tf, c.tsv_tokens
+    FROM zkr.claims c, q
+   WHERE {_scope("c")} AND {rules.claim("c")} AND c.tsv @@ q.query),
+tf AS (
+  SELECT d.kind, d.id, d.len, t.lexeme, t.prefix,
+         CASE WHEN d.tf ? t.lexeme THEN
+                CASE WHEN d.kind = 'claim'
+                     THEN (d.tf -> t.lexeme ->> 0)::int + (d.tf -> t.lexeme ->> 1)::int
+                     ELSE (d.tf -> t.lexeme ->> 0)::int
+                          + %(cw)s * (d.tf -> t.lexeme ->> 1)::int END
+              WHEN d.kind = 'claim' OR ts_filter(d.tsv, '{{a}}') @@ t.pq THEN 1
+              ELSE %(cw)s END AS f
+    FROM docs d CROSS JOIN terms t
+   WHERE d.tf ? t.lexeme OR (t.prefix AND d.tsv @@ t.pq)),
+df AS (SELECT kind, lexeme, prefix, count(*) AS n FROM tf GROUP BY kind, lexeme, prefix),
+stats AS (
+  SELECT 'source'::text AS kind, count(*) AS total, avg(s.tsv_tokens) AS avgdl
+    FROM zkr.sources s WHERE {_scope("s")} AND s.deleted_at IS NULL
+  UNION ALL
+  SELECT 'claim'::text, count(*), avg(c.tsv_tokens)
+    FROM zkr.claims c WHERE {_scope("c")} AND {_Rules(None).claim("c")}),
+hits AS (
+  SELECT tf.kind, tf.id, sum(
+           greatest(ln((greatest(st.total, df.n) - df.n + 0.5) / (df.n + 0.5)), 1e-6)
+           * tf.f * ({BM25_K1} + 1)
+           / (tf.f + {BM25_K1} * (1 - {BM25_B}
+                                  + {BM25_B} * tf.len / greatest(st.avgdl, 1)))) AS score
+    FROM tf JOIN df USING (kind, lexeme, prefix) JOIN stats st USING (kind)
+   GROUP BY tf.kind, tf.id
+   ORDER BY score DESC, tf.kind DESC, tf.id COLLATE "C" LIMIT %(hits)s)
 SELECT kind, id, score FROM ({_mapped(rules, "hits")}) t
-ORDER BY score DESC, kind DESC, id LIMIT %(cand)s
+ORDER BY score DESC, kind DESC, id COLLATE "C" LIMIT %(cand)s
 """
+
+
+def query_terms(query: str, prefix_from: int = PREFIX_FROM) -> tuple[list[str], list[bool]]:
+    """The words a recall query searches for (zkr's rule: its terms without stop words, or all of
+    them when only stop words are left) and whether each also matches as a prefix (alphabetic
+    words of at least *prefix_from* letters)."""
+    # PostgreSQL text cannot hold NUL; for the query's words it only separates them.
+    terms = token_terms(query.replace("\x00", " "))
+    kept = [term for term in terms if term.lower() not in STOP_WORDS] or terms
+    return kept, [bool(prefix_from) and len(t) >= prefix_from and t.isalpha() for t in kept]
+
+
+def lexical_params(query: str, candidates: int) -> dict[str, Any]:
+    """The parameters of :func:`lexical_sql` besides the scope and the ``as_of`` times."""
+    words, prefix = query_terms(query)
+    return {
+        "words": words,
+        "prefix": prefix,
+        "cand": candidates,
+        # Sources that resolve to nothing (a superseded claim's capture) leave room: read deeper.
+        "hits": 2 * candidates,
+        "cw": CONTEXT_WEIGHT,
+    }
 
 
 _DISTANCE_OPERATORS = {"cosine": "<=>", "dot": "<#>", "euclidean": "<->"}
@@ -260,7 +330,7 @@ WHERE {_scope("e")} AND e.id = ANY(%(ids)s) AND e.deleted_at IS NULL
 """
 
 
-def _excerpt(text: str) -> str:
+def cap_excerpt(text: str) -> str:
     encoded = text.encode("utf-8")
     if len(encoded) <= MAX_EXCERPT_BYTES:
         return text
@@ -296,7 +366,7 @@ def _items(
         items.append(
             m.RetrievalItem(
                 memory=m.MemoryRef(kind=m.MemoryKind(target[0]), id=target[1]),
-                excerpt=_excerpt(row[0]),
+                excerpt=cap_excerpt(row[0]),
                 relevance_basis_points=relevance,
                 evidence_ids=[row[1]],
             )
@@ -307,26 +377,6 @@ def _items(
 # ----------------------------------------------------------------------------------------------
 # Fusion
 # ----------------------------------------------------------------------------------------------
-
-_KIND_ORDER = {"source": 0, "evidence": 1, "claim": 2}
-
-
-def fuse(lists: Sequence[tuple[float, Sequence[Target]]], limit: int) -> list[tuple[Target, int]]:
-    """Weighted reciprocal-rank fusion of ranked lists ``(weight, targets)``; the best *limit*
-    targets with their relevance in basis points of the best score."""
-    scores: dict[Target, float] = {}
-    for weight, targets in lists:
-        for rank, target in enumerate(targets, start=1):
-            scores[target] = scores.get(target, 0.0) + weight / (RRF_K + rank)
-    if not scores:
-        return []
-    best = max(scores.values())
-    ranked = sorted(
-        ((target, int(score * FULL_RELEVANCE / best)) for target, score in scores.items()),
-        key=lambda pair: (-pair[1], _KIND_ORDER[pair[0][0]], pair[0][1]),
-    )
-    return ranked[:limit]
-
 
 # ----------------------------------------------------------------------------------------------
 # Operations
@@ -375,23 +425,17 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
     _require_scope(request.tenant_id, request.person_id)
     _require(request.query, "query")
     limit = m.bounded_limit(request.limit)
-    candidates = CANDIDATES_PER_ITEM * limit
+    candidates = max(CANDIDATES_PER_ITEM * limit, MIN_CANDIDATES)
     rules = _Rules(request.as_of)
     scope = {"t": request.tenant_id, "p": request.person_id}
     with scoped(conn, request.tenant_id, request.person_id):
         rows = conn.execute(
             lexical_sql(rules),
-            {
-                **scope,
-                **rules.params(),
-                # PostgreSQL text cannot hold NUL; for the query's words it only separates them.
-                "q": request.query.replace("\x00", " "),
-                "cand": candidates,
-                "cw": CLAIM_WEIGHT,
-                "weights": TSV_WEIGHTS,
-            },
+            {**scope, **rules.params(), **lexical_params(request.query, candidates)},
         ).fetchall()
-        lists: list[tuple[float, Sequence[Target]]] = [(1.0, [(k, i) for k, i, _ in rows])]
+        lists: list[tuple[Sequence[Target], float]] = [
+            ([(k, i) for k, i, _ in rows], LEXICAL_WEIGHT)
+        ]
         # With as_of the embedding is ignored (vectors describe now), as in zkr.
         if request.query_embedding is not None and request.as_of is None:
             lane = _query_vector(conn, request.query_embedding, request.query)
@@ -401,8 +445,8 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
                     dense_sql(table, distance),
                     {**scope, "vec": _vector_literal(vector), "cand": candidates},
                 ).fetchall()
-                lists.append((DENSE_WEIGHT, [(k, i) for k, i, _ in dense]))
-        items = _items(conn, fuse(lists, limit), scope, rules)
+                lists.append(([(k, i) for k, i, _ in dense], DENSE_WEIGHT))
+        items = _items(conn, fuse_weighted(lists, limit, k=RRF_K), scope, rules)
     return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
 
 

@@ -151,7 +151,39 @@ CREATE INDEX sources_tsv ON zkr.sources USING gin (tsv);
 CREATE INDEX sources_neighbours ON zkr.sources (tenant_id, person_id, kind, captured_at, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Migration 3: zkr's timeline orders captures of one time by insertion: ``seq`` numbers the rows in
+# the order they arrive (a feed applies in its upstream's order). And BM25 (see
+# ``zkr_postgres.retrieval.lexical_sql``) reads, per document, its length ``tsv_tokens`` (the
+# positions of its tsvector: its words that are not English stop words) and its term frequencies
+# ``tsv_tf`` (``{lexeme: [positions weighted A, other positions]}``), both computed at write time
+# from the same expression as the tsvector (a generated column cannot read another one), so a
+# search reads them instead of unnesting every candidate's tsvector.
+_SOURCE_TSV = (
+    "setweight(to_tsvector('english', content), 'A')"
+    " || setweight(to_tsvector('english', context), 'D')"
+)
+_V3 = f"""
+ALTER TABLE zkr.sources ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
+DROP INDEX zkr.sources_neighbours;
+CREATE INDEX sources_neighbours ON zkr.sources (tenant_id, person_id, kind, captured_at, seq);
+CREATE FUNCTION zkr.tsv_tokens(tsvector) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN (SELECT coalesce(sum(cardinality(positions)), 0)::integer FROM unnest($1));
+CREATE FUNCTION zkr.tsv_tf(tsvector) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN (SELECT coalesce(jsonb_object_agg(lexeme, jsonb_build_array(
+            cardinality(array_positions(weights, 'A')),
+            cardinality(positions) - cardinality(array_positions(weights, 'A')))), '{{}}')
+          FROM unnest($1));
+ALTER TABLE zkr.sources
+  ADD COLUMN tsv_tokens integer GENERATED ALWAYS AS (zkr.tsv_tokens({_SOURCE_TSV})) STORED,
+  ADD COLUMN tsv_tf jsonb GENERATED ALWAYS AS (zkr.tsv_tf({_SOURCE_TSV})) STORED;
+ALTER TABLE zkr.claims
+  ADD COLUMN tsv_tokens integer GENERATED ALWAYS AS (
+    zkr.tsv_tokens(to_tsvector('english', {_STATEMENT}))) STORED,
+  ADD COLUMN tsv_tf jsonb GENERATED ALWAYS AS (
+    zkr.tsv_tf(to_tsvector('english', {_STATEMENT}))) STORED;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 
 # One writer migrates at a time, whatever number of sync processes start together.
 _MIGRATION_LOCK = 0x7A6B72_0001

@@ -1,0 +1,174 @@
+"""``history`` answered from PostgreSQL: a claim's whole supersession chain, for any id in it.
+
+The same answer as zkr's ``history`` (``zkr.retrieval.chains``) for the same records: the chain is
+walked through ``zkr.corrections`` back to the first version and forward to the last; every version
+(current, superseded, retracted or erased) comes with its intervals, its linked evidence (oldest
+first; quotes of deleted or erased captures are empty), the correction that superseded it and the
+chain's dated events in time order. An id of another scope is ``record not found``, like a missing
+one (and row-level security hides it anyway: the reads run as the serving role in the scope).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zkr import models as m
+from zkr.errors import NotFound
+from zkr.retrieval.chains import _events  # a version's events, from the models: zkr's own
+from zkr.store.validation import require_scope
+from zkr_postgres._db import Conn
+from zkr_postgres.retrieval import cap_excerpt, scoped
+
+__all__ = ["history"]
+
+_SCOPE = "tenant_id = %(t)s AND person_id = %(p)s"
+
+_CLAIM = f"""
+SELECT id, tenant_id, person_id, subject, predicate, value, kind, valid_from, valid_until,
+  recorded_from, recorded_until, status,
+  (SELECT x.erased_at FROM zkr.erasures x WHERE x.tenant_id = %(t)s AND x.person_id = %(p)s
+     AND x.target_kind = 'claim' AND x.target_id = %(id)s)
+FROM zkr.claims WHERE {_SCOPE} AND id = %(id)s
+"""
+
+_EVIDENCE = """
+SELECT e.id, e.source_id, s.kind, ce.relation, ce.confidence_basis_points, e.quote,
+  e.recorded_at, s.deleted_at, x.erased_at, coalesce(s.origin_claim_id = ce.claim_id, false)
+FROM zkr.claim_evidence ce
+JOIN zkr.evidence e ON e.tenant_id = ce.tenant_id AND e.person_id = ce.person_id
+ AND e.id = ce.evidence_id
+JOIN zkr.sources s ON s.tenant_id = e.tenant_id AND s.person_id = e.person_id
+ AND s.id = e.source_id
+LEFT JOIN zkr.erasures x ON x.tenant_id = e.tenant_id AND x.person_id = e.person_id
+ AND x.target_kind = 'evidence' AND x.target_id = e.id
+WHERE ce.tenant_id = %(t)s AND ce.person_id = %(p)s AND ce.claim_id = %(id)s
+ORDER BY e.recorded_at, e.id COLLATE "C"
+"""
+
+_EARLIER = f"""
+SELECT superseded_claim_id FROM zkr.corrections WHERE {_SCOPE} AND claim_id = %(id)s
+ORDER BY recorded_at, superseded_claim_id COLLATE "C" LIMIT 1
+"""
+_LATER = f"""
+SELECT claim_id, source_id, evidence_id, valid_at, recorded_at FROM zkr.corrections
+WHERE {_SCOPE} AND superseded_claim_id = %(id)s
+ORDER BY recorded_at, claim_id COLLATE "C" LIMIT 1
+"""
+
+# A version with, per linked evidence, whether it is the claim's origin (created with it).
+_Version = tuple[m.ClaimVersion, dict[str, bool]]
+
+
+def history(conn: Conn, request: m.HistoryRequest) -> m.ClaimHistory:
+    """The chain of the claim, oldest version first, with its events in time order.
+
+    :raises InvalidRequest: blank scope.
+    :raises NotFound: no claim with that id in the scope.
+    """
+    require_scope(request.tenant_id, request.person_id)
+    scope = {"t": request.tenant_id, "p": request.person_id}
+    with scoped(conn, request.tenant_id, request.person_id):
+        exists = conn.execute(
+            f"SELECT 1 FROM zkr.claims WHERE {_SCOPE} AND id = %(id)s",
+            {**scope, "id": request.claim_id},
+        ).fetchone()
+        if exists is None:
+            raise NotFound()
+        chain = _chain(conn, scope, request.claim_id)
+        versions = [_version(conn, {**scope, "id": claim_id}) for claim_id in chain]
+    events = sorted(
+        (event for index, version in enumerate(versions) for event in _events(version, index)),
+        key=lambda pair: pair[0],
+    )
+    current = [
+        v.claim.id
+        for v, _ in versions
+        if v.claim.status is m.ClaimStatus.accepted
+        and v.claim.valid_time.until is None
+        and v.claim.recorded_time.until is None
+    ]
+    return m.ClaimHistory(
+        claim_id=request.claim_id,
+        current_claim_id=current[-1] if current else None,
+        versions=[version for version, _ in versions],
+        events=[event for _, event in events],
+    )
+
+
+def _chain(conn: Conn, scope: dict[str, str], claim_id: str) -> list[str]:
+    """The chain's claim ids, first version first (a cycle, which only damaged data could hold,
+    ends the walk)."""
+    seen = {claim_id}
+    first = claim_id
+    while True:
+        row = conn.execute(_EARLIER, {**scope, "id": first}).fetchone()
+        if row is None or row[0] in seen:
+            break
+        first = str(row[0])
+        seen.add(first)
+    chain = [first]
+    while True:
+        row = conn.execute(_LATER, {**scope, "id": chain[-1]}).fetchone()
+        if row is None or row[0] in chain:
+            return chain
+        chain.append(str(row[0]))
+
+
+def _version(conn: Conn, params: dict[str, Any]) -> _Version:
+    row = conn.execute(_CLAIM, params).fetchone()
+    assert row is not None
+    claim = m.ClaimRecord(
+        id=row[0],
+        tenant_id=row[1],
+        person_id=row[2],
+        subject=row[3],
+        predicate=row[4],
+        value=row[5],
+        kind=m.ClaimKind(row[6]),
+        valid_time=m.TimeRange.model_validate({"from": row[7], "until": row[8]}),
+        recorded_time=m.TimeRange.model_validate({"from": row[9], "until": row[10]}),
+        status=m.ClaimStatus(row[11]),
+    )
+    evidence: list[m.HistoryEvidence] = []
+    origins: dict[str, bool] = {}
+    for (
+        eid,
+        sid,
+        kind,
+        relation,
+        confidence,
+        quote,
+        recorded_at,
+        deleted_at,
+        erased_at,
+        origin,
+    ) in conn.execute(_EVIDENCE, params).fetchall():
+        evidence.append(
+            m.HistoryEvidence(
+                evidence_id=eid,
+                source_id=sid,
+                source_kind=m.SourceKind(kind),
+                relation=m.EvidenceRelation(relation),
+                confidence_basis_points=confidence,
+                quote="" if deleted_at is not None else cap_excerpt(quote),
+                recorded_at=recorded_at,
+                deleted_at=deleted_at,
+                erased_at=erased_at,
+            )
+        )
+        origins[eid] = bool(origin)
+    later = conn.execute(_LATER, params).fetchone()
+    corrected_by = None
+    if later is not None:
+        corrected_by = m.HistoryCorrection(
+            superseded_claim_id=claim.id,
+            claim_id=later[0],
+            source_id=later[1],
+            evidence_id=later[2],
+            valid_at=later[3],
+            recorded_at=later[4],
+        )
+    version = m.ClaimVersion(
+        claim=claim, erased_at=row[12], evidence=evidence, corrected_by=corrected_by
+    )
+    return version, origins
