@@ -29,6 +29,7 @@ from zkr import models as m
 from zkr.errors import ExportError
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr_postgres._db import Conn
+from zkr_postgres.nul import check_ids, kept, stored
 from zkr_postgres.schema import SCHEMA
 
 __all__ = ["Position", "apply_page", "position"]
@@ -78,6 +79,9 @@ def apply_page(
     """
     check_header(page)
     events = list(page_events(page, after, scope[:2]))
+    for commit in page.commits:  # PostgreSQL cannot key an id holding NUL (zkr_postgres.nul)
+        for raw in commit.records:
+            check_ids(raw)
     applied = 0
     # Pipeline mode: BEGIN and the reads travel together, then the page's writes travel without
     # waiting for each answer; an error still rolls the whole transaction back.
@@ -197,16 +201,17 @@ def _apply_records(
 
 def _upsert_source(conn: Conn, upstream: str, record: m.SourceRecord) -> None:
     s = record.source
+    text, exact = stored({"content": s.content, "ingestion_key": record.ingestion_key})
     conn.execute(
         "INSERT INTO zkr.sources(tenant_id, person_id, id, upstream, revision, kind, content,"
         " captured_at, recorded_at, deleted_at, ingestion_key, origin_evidence_id,"
-        " origin_claim_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " origin_claim_id, exact) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET upstream = excluded.upstream,"
         " revision = excluded.revision, kind = excluded.kind, content = excluded.content,"
         " captured_at = excluded.captured_at, recorded_at = excluded.recorded_at,"
         " deleted_at = excluded.deleted_at, ingestion_key = excluded.ingestion_key,"
         " origin_evidence_id = excluded.origin_evidence_id,"
-        " origin_claim_id = excluded.origin_claim_id",
+        " origin_claim_id = excluded.origin_claim_id, exact = excluded.exact",
         (
             s.tenant_id,
             s.person_id,
@@ -214,77 +219,82 @@ def _upsert_source(conn: Conn, upstream: str, record: m.SourceRecord) -> None:
             upstream,
             s.revision,
             s.kind.value,
-            s.content,
+            text["content"],
             s.captured_at,
             s.recorded_at,
             s.deleted_at,
-            record.ingestion_key,
+            text["ingestion_key"],
             record.origin_evidence_id,
             record.origin_claim_id,
+            exact,
         ),
     )
 
 
 def _upsert_evidence(conn: Conn, record: m.EvidenceRecord) -> None:
     e, loc = record.evidence, record.locator
+    text, exact = stored({"quote": e.quote})
     conn.execute(
         "INSERT INTO zkr.evidence(tenant_id, person_id, id, source_id, source_revision, quote,"
-        " recorded_at, deleted_at, device_id, provider, stream_id, segment_id, start_ms, end_ms)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " recorded_at, deleted_at, device_id, provider, stream_id, segment_id, start_ms, end_ms,"
+        " exact) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET source_id = excluded.source_id,"
         " source_revision = excluded.source_revision, quote = excluded.quote,"
         " recorded_at = excluded.recorded_at, deleted_at = excluded.deleted_at,"
         " device_id = excluded.device_id, provider = excluded.provider,"
         " stream_id = excluded.stream_id, segment_id = excluded.segment_id,"
-        " start_ms = excluded.start_ms, end_ms = excluded.end_ms",
+        " start_ms = excluded.start_ms, end_ms = excluded.end_ms, exact = excluded.exact",
         (
             e.tenant_id,
             e.person_id,
             e.id,
             e.source_id,
             e.source_revision,
-            e.quote,
+            text["quote"],
             e.recorded_at,
             record.deleted_at,
             *(
                 (None,) * 6
                 if loc is None
                 else (
-                    loc.device_id,
-                    loc.provider,
-                    loc.stream_id,
-                    loc.segment_id,
+                    kept(loc.device_id),
+                    kept(loc.provider),
+                    kept(loc.stream_id),
+                    kept(loc.segment_id),
                     loc.start_ms,
                     loc.end_ms,
                 )
             ),
+            exact,
         ),
     )
 
 
 def _upsert_claim(conn: Conn, c: m.ClaimRecord, lanes: list[str]) -> None:
+    text, exact = stored({"subject": c.subject, "predicate": c.predicate, "value": c.value})
     conn.execute(
         "INSERT INTO zkr.claims(tenant_id, person_id, id, subject, predicate, value, kind,"
-        " valid_from, valid_until, recorded_from, recorded_until, status)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " valid_from, valid_until, recorded_from, recorded_until, status, exact)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET subject = excluded.subject,"
         " predicate = excluded.predicate, value = excluded.value, kind = excluded.kind,"
         " valid_from = excluded.valid_from, valid_until = excluded.valid_until,"
         " recorded_from = excluded.recorded_from, recorded_until = excluded.recorded_until,"
-        " status = excluded.status",
+        " status = excluded.status, exact = excluded.exact",
         (
             c.tenant_id,
             c.person_id,
             c.id,
-            c.subject,
-            c.predicate,
-            c.value,
+            text["subject"],
+            text["predicate"],
+            text["value"],
             c.kind.value,
             c.valid_time.from_,
             c.valid_time.until,
             c.recorded_time.from_,
             c.recorded_time.until,
             c.status.value,
+            exact,
         ),
     )
     if c.status is m.ClaimStatus.retracted:
@@ -341,8 +351,8 @@ def _upsert_profile(conn: Conn, r: m.ProfileRecord) -> None:
             r.tenant_id,
             r.person_id,
             r.id,
-            r.key,
-            r.value,
+            kept(r.key),
+            kept(r.value),
             r.stability.value,
             r.claim_id,
             r.recorded_at,
@@ -361,8 +371,8 @@ def _upsert_review(conn: Conn, r: m.DailyReviewRecord) -> None:
             r.tenant_id,
             r.person_id,
             r.id,
-            r.day,
-            r.summary,
+            kept(r.day),
+            kept(r.summary),
             json.dumps(r.evidence_ids),
             r.recorded_at,
         ),
@@ -413,17 +423,19 @@ def _erase(conn: Conn, erasure: Any, lanes: list[str]) -> None:
     scope = (erasure.tenant_id, erasure.person_id)
     at = erasure.erased_at
     conn.execute(
-        "UPDATE zkr.sources SET content = '' WHERE tenant_id = %s AND person_id = %s AND id = %s",
+        "UPDATE zkr.sources SET content = '', exact = NULL"
+        " WHERE tenant_id = %s AND person_id = %s AND id = %s",
         (*scope, erasure.source_id),
     )
     conn.execute(
-        "UPDATE zkr.evidence SET quote = '', device_id = NULL, provider = NULL, stream_id = NULL,"
+        "UPDATE zkr.evidence SET quote = '', exact = NULL, device_id = NULL, provider = NULL,"
+        " stream_id = NULL,"
         " segment_id = NULL, start_ms = NULL, end_ms = NULL"
         " WHERE tenant_id = %s AND person_id = %s AND id = ANY(%s)",
         (*scope, list(erasure.evidence_ids)),
     )
     conn.execute(
-        "UPDATE zkr.claims SET subject = '', predicate = '', value = ''"
+        "UPDATE zkr.claims SET subject = '', predicate = '', value = '', exact = NULL"
         " WHERE tenant_id = %s AND person_id = %s AND id = ANY(%s)",
         (*scope, list(erasure.claim_ids)),
     )

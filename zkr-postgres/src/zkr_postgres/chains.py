@@ -17,6 +17,7 @@ from zkr.errors import NotFound
 from zkr.retrieval.chains import _events  # a version's events, from the models: zkr's own
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
+from zkr_postgres.nul import has_nul, restored
 from zkr_postgres.retrieval import cap_excerpt, scoped
 
 __all__ = ["history"]
@@ -25,7 +26,7 @@ _SCOPE = "tenant_id = %(t)s AND person_id = %(p)s"
 
 _CLAIM = f"""
 SELECT id, tenant_id, person_id, subject, predicate, value, kind, valid_from, valid_until,
-  recorded_from, recorded_until, status,
+  recorded_from, recorded_until, status, exact,
   (SELECT x.erased_at FROM zkr.erasures x WHERE x.tenant_id = %(t)s AND x.person_id = %(p)s
      AND x.target_kind = 'claim' AND x.target_id = %(id)s)
 FROM zkr.claims WHERE {_SCOPE} AND id = %(id)s
@@ -33,7 +34,8 @@ FROM zkr.claims WHERE {_SCOPE} AND id = %(id)s
 
 _EVIDENCE = """
 SELECT e.id, e.source_id, s.kind, ce.relation, ce.confidence_basis_points, e.quote,
-  e.recorded_at, s.deleted_at, x.erased_at, coalesce(s.origin_claim_id = ce.claim_id, false)
+  e.recorded_at, s.deleted_at, x.erased_at, coalesce(s.origin_claim_id = ce.claim_id, false),
+  e.exact
 FROM zkr.claim_evidence ce
 JOIN zkr.evidence e ON e.tenant_id = ce.tenant_id AND e.person_id = ce.person_id
  AND e.id = ce.evidence_id
@@ -66,6 +68,8 @@ def history(conn: Conn, request: m.HistoryRequest) -> m.ClaimHistory:
     :raises NotFound: no claim with that id in the scope.
     """
     require_scope(request.tenant_id, request.person_id)
+    if has_nul(request.tenant_id, request.person_id, request.claim_id):
+        raise NotFound()  # nothing stored holds NUL in a key (see zkr_postgres.nul)
     scope = {"t": request.tenant_id, "p": request.person_id}
     with scoped(conn, request.tenant_id, request.person_id):
         exists = conn.execute(
@@ -117,13 +121,14 @@ def _chain(conn: Conn, scope: dict[str, str], claim_id: str) -> list[str]:
 def _version(conn: Conn, params: dict[str, Any]) -> _Version:
     row = conn.execute(_CLAIM, params).fetchone()
     assert row is not None
+    text = restored({"subject": row[3], "predicate": row[4], "value": row[5]}, row[12])
     claim = m.ClaimRecord(
         id=row[0],
         tenant_id=row[1],
         person_id=row[2],
-        subject=row[3],
-        predicate=row[4],
-        value=row[5],
+        subject=text["subject"],
+        predicate=text["predicate"],
+        value=text["value"],
         kind=m.ClaimKind(row[6]),
         valid_time=m.TimeRange.model_validate({"from": row[7], "until": row[8]}),
         recorded_time=m.TimeRange.model_validate({"from": row[9], "until": row[10]}),
@@ -142,7 +147,9 @@ def _version(conn: Conn, params: dict[str, Any]) -> _Version:
         deleted_at,
         erased_at,
         origin,
+        exact,
     ) in conn.execute(_EVIDENCE, params).fetchall():
+        quote = restored({"quote": quote}, exact)["quote"]
         evidence.append(
             m.HistoryEvidence(
                 evidence_id=eid,
@@ -169,6 +176,6 @@ def _version(conn: Conn, params: dict[str, Any]) -> _Version:
             recorded_at=later[4],
         )
     version = m.ClaimVersion(
-        claim=claim, erased_at=row[12], evidence=evidence, corrected_by=corrected_by
+        claim=claim, erased_at=row[13], evidence=evidence, corrected_by=corrected_by
     )
     return version, origins

@@ -20,6 +20,7 @@ from zkr.retrieval.listing import decode_cursor, encode_cursor
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 from zkr_postgres._db import Conn
+from zkr_postgres.nul import NUL, has_nul, restored
 from zkr_postgres.retrieval import cap_excerpt, scoped
 
 __all__ = ["memories"]
@@ -57,7 +58,7 @@ _SOURCE_AS_OF = "AND s.captured_at <= %(v)s AND s.recorded_at <= %(r)s"
 _CLAIMS = """
 SELECT c.id, c.kind, c.subject, c.predicate, c.value, c.valid_from, c.valid_until,
   c.recorded_from, c.recorded_until, c.status,
-  ARRAY(SELECT x.id FROM ({evidence}) x ORDER BY x.id COLLATE "C")
+  ARRAY(SELECT x.id FROM ({evidence}) x ORDER BY x.id COLLATE "C"), c.exact
 FROM zkr.claims c
 WHERE {scope} AND c.kind = ANY(%(claim_kinds)s) AND {visible} AND {after}
   AND EXISTS ({evidence})
@@ -66,7 +67,7 @@ LIMIT %(rows)s
 """
 _CAPTURES = """
 SELECT s.id, s.kind, s.content, s.captured_at, s.recorded_at, s.ingestion_key,
-  ARRAY(SELECT x.id FROM ({evidence}) x ORDER BY x.id COLLATE "C")
+  ARRAY(SELECT x.id FROM ({evidence}) x ORDER BY x.id COLLATE "C"), s.exact
 FROM zkr.sources s
 WHERE {scope} AND s.kind = ANY(%(source_kinds)s) AND s.deleted_at IS NULL {visible} AND {after}
   AND EXISTS ({evidence})
@@ -117,13 +118,14 @@ def _kinds(request: m.MemoriesRequest) -> tuple[list[str], list[str]]:
 
 
 def _claim_item(row: Sequence[Any]) -> m.MemoryListItem:
-    cid, kind, subject, predicate, value, vf, vu, rf, ru, status, cited = row
+    cid, kind, subject, predicate, value, vf, vu, rf, ru, status, cited, exact = row
+    text = restored({"subject": subject, "predicate": predicate, "value": value}, exact)
     claim = m.ListedClaim(
         id=cid,
         kind=m.ClaimKind(kind),
-        subject=cap_excerpt(subject),
-        predicate=cap_excerpt(predicate),
-        value=cap_excerpt(value),
+        subject=cap_excerpt(text["subject"]),
+        predicate=cap_excerpt(text["predicate"]),
+        value=cap_excerpt(text["value"]),
         valid_time=m.TimeRange.model_validate({"from": vf, "until": vu}),
         recorded_time=m.TimeRange.model_validate({"from": rf, "until": ru}),
         status=m.ClaimStatus(status),
@@ -138,14 +140,15 @@ def _claim_item(row: Sequence[Any]) -> m.MemoryListItem:
 
 
 def _capture_item(row: Sequence[Any]) -> m.MemoryListItem:
-    sid, kind, content, captured_at, recorded_at, ingestion_key, cited = row
+    sid, kind, content, captured_at, recorded_at, ingestion_key, cited, exact = row
+    text = restored({"content": content, "ingestion_key": ingestion_key}, exact)
     capture = m.ListedCapture(
         id=sid,
         kind=m.SourceKind(kind),
-        text=cap_excerpt(content),
+        text=cap_excerpt(text["content"]),
         captured_at=captured_at,
         recorded_at=recorded_at,
-        ingestion_key=ingestion_key,
+        ingestion_key=text["ingestion_key"],
     )
     return m.MemoryListItem(
         memory=m.MemoryRef(kind=m.MemoryKind.source, id=sid),
@@ -183,6 +186,12 @@ def memories(conn: Conn, request: m.MemoriesRequest) -> m.MemoriesPage:
     require_scope(request.tenant_id, request.person_id)
     limit = m.bounded_limit(request.limit)
     bound = _bound(request)
+    if has_nul(request.tenant_id, request.person_id):
+        return m.MemoriesPage(items=[], next_cursor=None)  # no stored scope holds NUL
+    if bound is not None and has_nul(bound[1]):
+        # Stored ids hold no NUL: the ids before "x\0…" in byte order are those before "x\1".
+        bound = (bound[0], bound[1].split(NUL, 1)[0] + "\x01")
+
     claim_kinds, source_kinds = _kinds(request)
     params: dict[str, Any] = {
         "t": request.tenant_id,

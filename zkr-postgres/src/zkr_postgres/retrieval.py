@@ -50,6 +50,7 @@ from zkr.retrieval._recall import (
     fuse_weighted,
 )
 from zkr_postgres._db import Conn
+from zkr_postgres.nul import has_nul, restored
 from zkr_postgres.schema import SCHEMA, SERVING_ROLE
 
 __all__ = ["cap_excerpt", "get", "lexical_params", "lexical_sql", "scoped", "search"]
@@ -307,27 +308,36 @@ def dense_sql(table: str, distance: str) -> sql.Composed:
 
 def _claim_items_sql(rules: _Rules) -> str:
     return f"""
-SELECT c.id, c.subject || ' ' || c.predicate || ' ' || c.value,
-  (SELECT min(e.id) FROM zkr.claim_evidence l
+SELECT c.id, jsonb_build_array(c.subject, c.predicate, c.value),
+  (SELECT min(e.id COLLATE "C") FROM zkr.claim_evidence l
      JOIN zkr.evidence e ON {_scope("e")} AND e.id = l.evidence_id AND {rules.evidence("e")}
      JOIN zkr.sources s ON {_scope("s")} AND s.id = e.source_id AND {rules.source("s")}
-     WHERE {_scope("l")} AND l.claim_id = c.id AND l.relation = 'supports')
+     WHERE {_scope("l")} AND l.claim_id = c.id AND l.relation = 'supports'), c.exact
 FROM zkr.claims c WHERE {_scope("c")} AND c.id = ANY(%(ids)s) AND {rules.claim("c")}
 """
 
 
 _SOURCE_ITEMS_SQL = f"""
 SELECT s.id, s.content,
-  (SELECT min(e.id) FROM zkr.evidence e
-     WHERE {_scope("e")} AND e.source_id = s.id AND e.deleted_at IS NULL)
+  (SELECT min(e.id COLLATE "C") FROM zkr.evidence e
+     WHERE {_scope("e")} AND e.source_id = s.id AND e.deleted_at IS NULL), s.exact
 FROM zkr.sources s WHERE {_scope("s")} AND s.id = ANY(%(ids)s) AND s.deleted_at IS NULL
 """
 
 _EVIDENCE_ITEMS_SQL = f"""
-SELECT e.id, e.quote, e.id FROM zkr.evidence e
+SELECT e.id, e.quote, e.id, e.exact FROM zkr.evidence e
   JOIN zkr.sources s ON {_scope("s")} AND s.id = e.source_id AND s.deleted_at IS NULL
 WHERE {_scope("e")} AND e.id = ANY(%(ids)s) AND e.deleted_at IS NULL
 """
+
+
+def _served_text(kind: str, text: Any, exact: bytes | None) -> str:
+    """The item text as zkr holds it (NULs put back): a claim reads ``subject predicate value``."""
+    if kind == "claim":
+        parts = restored(dict(zip(("subject", "predicate", "value"), text, strict=True)), exact)
+        return f"{parts['subject']} {parts['predicate']} {parts['value']}"
+    name = "content" if kind == "source" else "quote"
+    return str(restored({name: text}, exact)[name])
 
 
 def cap_excerpt(text: str) -> str:
@@ -355,9 +365,9 @@ def _items(
     found: dict[Target, tuple[str, str]] = {}
     for kind, ids in wanted.items():
         params = {**scope, **rules.params(), "ids": ids}
-        for target_id, text, evidence_id in conn.execute(statements[kind], params).fetchall():
+        for target_id, text, evidence_id, exact in conn.execute(statements[kind], params):
             if evidence_id is not None:
-                found[(kind, target_id)] = (text, evidence_id)
+                found[(kind, target_id)] = (_served_text(kind, text, exact), evidence_id)
     items = []
     for target, relevance in ranked:
         row = found.get(target)
@@ -392,6 +402,8 @@ def _query_vector(
     """
     _require(embedding.model, "query embedding model")
     _require(embedding.version, "query embedding version")
+    if has_nul(embedding.model, embedding.version):
+        return None  # no lane can be named so (PostgreSQL text cannot hold NUL): no dense list
     vector = embedding.vector
     if vector is None:
         from zkr.plugins import get_embedder
@@ -424,6 +436,9 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
     """
     _require_scope(request.tenant_id, request.person_id)
     _require(request.query, "query")
+    if has_nul(request.tenant_id, request.person_id):
+        # No stored scope holds NUL (see zkr_postgres.nul): nothing can match.
+        return m.RetrievalPack(query=request.query, items=[], gaps=[NO_MATCH_GAP])
     limit = m.bounded_limit(request.limit)
     candidates = max(CANDIDATES_PER_ITEM * limit, MIN_CANDIDATES)
     rules = _Rules(request.as_of)
@@ -457,6 +472,8 @@ def get(conn: Conn, request: m.GetRequest) -> m.RetrievalItem:
     :raises NotFound: the target is not live in this scope (``record not found``).
     """
     _require_scope(request.tenant_id, request.person_id)
+    if has_nul(request.tenant_id, request.person_id, request.target.id):
+        raise NotFound()  # nothing stored holds NUL in a key (see zkr_postgres.nul)
     target: Target = (request.target.kind.value, request.target.id)
     scope = {"t": request.tenant_id, "p": request.person_id}
     with scoped(conn, request.tenant_id, request.person_id):

@@ -183,7 +183,15 @@ ALTER TABLE zkr.claims
     zkr.tsv_tf(to_tsvector('english', {_STATEMENT}))) STORED;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# Migration 4: text holding U+0000, which PostgreSQL text cannot (``zkr_postgres.nul``): the
+# served columns hold it read as a space, ``exact`` the original values as JSON.
+_V4 = """
+ALTER TABLE zkr.sources ADD COLUMN exact bytea;
+ALTER TABLE zkr.evidence ADD COLUMN exact bytea;
+ALTER TABLE zkr.claims ADD COLUMN exact bytea;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 
 # One writer migrates at a time, whatever number of sync processes start together.
 _MIGRATION_LOCK = 0x7A6B72_0001

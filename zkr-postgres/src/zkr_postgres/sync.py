@@ -23,6 +23,7 @@ from zkr.feed.export import EXPORT_FORMAT
 from zkr.feed.scopes import feed_heads
 from zkr_postgres._db import Conn
 from zkr_postgres.apply import apply_page, position
+from zkr_postgres.nul import has_nul
 from zkr_postgres.schema import lane_tables
 
 __all__ = ["SyncStats", "Upstream", "follow", "sync_database", "sync_scope", "upstream_of"]
@@ -58,6 +59,8 @@ class SyncStats:
     commits: int = 0
     events: int = 0
     erasures: int = 0
+    #: Scopes not replicated: their tenant or person id holds NUL (see :mod:`zkr_postgres.nul`).
+    refused_scopes: int = 0
 
     def add(self, other: SyncStats) -> None:
         self.scopes += other.scopes
@@ -65,6 +68,7 @@ class SyncStats:
         self.commits += other.commits
         self.events += other.events
         self.erasures += other.erasures
+        self.refused_scopes += other.refused_scopes
 
 
 def sync_scope(
@@ -119,6 +123,9 @@ def sync_database(conn: Conn, db: MemoryDb, upstream: str, *, limit: int = PAGE_
     stats = SyncStats()
     applied = _applied(conn, upstream)
     for head in feed_heads(db):
+        if has_nul(head.tenant_id, head.person_id):
+            stats.refused_scopes += 1  # PostgreSQL cannot key it; every other scope goes on
+            continue
         if applied.get((head.tenant_id, head.person_id), 0) >= head.last_commit:
             continue
         stats.add(sync_scope(conn, db, upstream, head.tenant_id, head.person_id, limit=limit))
