@@ -28,16 +28,19 @@ SECRET = "zanzibarsecret"  # one word: no stemming or tokenising can split it
 
 
 def _everything_mentioning(conn: Conn, word: str) -> list[tuple[str, str]]:
-    """(table, column) of every row of every zkr table whose text, JSON or tsvector holds *word*."""
+    """(table, column) of every row of every zkr table whose text, JSON, tsvector or bytes (the
+    exact text of NUL-holding values) hold *word*."""
     columns = conn.execute(
         "SELECT table_name, column_name, data_type FROM information_schema.columns"
         " WHERE table_schema = 'zkr'"
-        " AND data_type IN ('text', 'jsonb', 'json', 'tsvector', 'character varying')"
+        " AND data_type IN ('text', 'jsonb', 'json', 'tsvector', 'character varying', 'bytea')"
     ).fetchall()
     assert any(c[2] == "tsvector" for c in columns)
     found = []
-    for table, column, _ in columns:
-        query = sql.SQL("SELECT count(*) FROM {} WHERE {}::text ILIKE %s").format(
+    assert any(c[2] == "bytea" for c in columns)
+    for table, column, data_type in columns:
+        read = "encode({}, 'escape')" if data_type == "bytea" else "{}::text"
+        query = sql.SQL("SELECT count(*) FROM {} WHERE " + read + " ILIKE %s").format(
             sql.Identifier("zkr", table), sql.Identifier(column)
         )
         row = conn.execute(query, (f"%{word[:8]}%",)).fetchone()
@@ -75,7 +78,8 @@ def test_forget_reaches_the_replica(tmp_path: Path, pg: str) -> None:
     db = MemoryDb(tmp_path / "source.db")
     secret = _remember(
         db,
-        f"My bank PIN hint is {SECRET} and I hate it",
+        # (A NUL in it: the exact text is then also held in the rows' `exact` bytes.)
+        f"My bank PIN hint is {SECRET}\x00 and I hate it",
         10,
         {"subject": "Sam", "predicate": "pin_hint", "value": SECRET, "kind": "profile_fact"},
     )
@@ -98,8 +102,10 @@ def test_forget_reaches_the_replica(tmp_path: Path, pg: str) -> None:
         rebuild(conn, HashEmbedder.model, HashEmbedder.version, embedder=HashEmbedder())
         # Before: the secret is in the sources, evidence, claims, their tsvectors, the profile
         # entry, the review and the locator.
-        before = {table for table, _ in _everything_mentioning(conn, SECRET)}
+        mentions = _everything_mentioning(conn, SECRET)
+        before = {table for table, _ in mentions}
         assert {"sources", "evidence", "claims", "profile_entries", "daily_reviews"} <= before
+        assert {("sources", "exact"), ("evidence", "exact")} <= set(mentions)
 
     db.run("forget", {**SCOPE, "source_id": secret.source_id, "erased_at": 20})
     with connect(pg) as conn:
