@@ -79,6 +79,7 @@ def test_sync_then_serve_answers_json_lines(source: Path, pg: str) -> None:
         "erasures": 0,
         "events": 8,
         "pages": 2,
+        "refused_scopes": 0,
         "scopes": 2,
     }
     again = _cli("sync", "--dsn", pg, "--db", f"laptop={source}")
