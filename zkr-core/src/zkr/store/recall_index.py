@@ -74,26 +74,37 @@ WHERE e.tenant_id = ? AND e.person_id = ? AND e.source_id = ? AND e.deleted_at I
 ORDER BY c.id
 """
 
-# One side of a capture's timeline: live captures of the scope and kind, nearest first.
+# One side of a capture's timeline: live captures of the scope and kind, nearest first, with
+# what their own rows need (rowid, id, text, time). Each side's range ends at the capture's own
+# time: a range over the whole session gap on both sides made the index walk every capture of the
+# far half (up to three hours of them) before the first one on the asked side.
 _TIMELINE = """
-SELECT rowid, id, content FROM sources
+SELECT rowid, id, content, captured_at FROM sources
 WHERE tenant_id = :tenant AND person_id = :person AND kind = :kind AND deleted_at IS NULL
-  AND captured_at BETWEEN :low AND :high AND rowid != :rowid AND id != :exclude
+  AND captured_at BETWEEN {range} AND rowid != :rowid AND id != :exclude
   AND {side}
 ORDER BY captured_at {order}, rowid {order}
 LIMIT :window
 """
 _BEFORE = _TIMELINE.format(
-    side="(captured_at < :at OR (captured_at = :at AND rowid < :rowid))", order="DESC"
+    range=":low AND :at",
+    side="(captured_at < :at OR (captured_at = :at AND rowid < :rowid))",
+    order="DESC",
 )
 _AFTER = _TIMELINE.format(
-    side="(captured_at > :at OR (captured_at = :at AND rowid > :rowid))", order="ASC"
+    range=":at AND :high",
+    side="(captured_at > :at OR (captured_at = :at AND rowid > :rowid))",
+    order="ASC",
 )
 
 
 def statement_text(subject: str, predicate: str, value: str) -> str:
     """A claim read as words: ``alice lives_in Lisbon`` -> ``alice lives in Lisbon``."""
     return f"{subject} {predicate.replace('_', ' ')} {value}"
+
+
+#: A neighbour as the timeline reads it: (rowid, id, content, captured_at).
+Neighbour = tuple[int, str, str, int]
 
 
 def _position(row: tuple[object, ...]) -> dict[str, object]:
@@ -114,7 +125,7 @@ def _position(row: tuple[object, ...]) -> dict[str, object]:
 
 def _neighbours(
     conn: sqlite3.Connection, position: dict[str, object], exclude: str
-) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, str]]]:
+) -> tuple[list[Neighbour], list[Neighbour]]:
     """The live neighbours before (nearest first) and after (nearest first) a timeline position,
     never the capture *exclude* itself."""
     params = {**position, "exclude": exclude}
@@ -123,9 +134,9 @@ def _neighbours(
     return before, after
 
 
-def _context(before: list[tuple[int, str, str]], after: list[tuple[int, str, str]]) -> str:
+def _context(before: list[Neighbour], after: list[Neighbour]) -> str:
     """The neighbours' texts in time order."""
-    return "\n".join([text for _, _, text in reversed(before)] + [text for _, _, text in after])
+    return "\n".join([row[2] for row in reversed(before)] + [row[2] for row in after])
 
 
 def _statement(conn: sqlite3.Connection, tenant: str, person: str, source_id: str) -> str:
@@ -145,23 +156,49 @@ def _write_row(conn: sqlite3.Connection, source_id: str, exclude: str = "") -> N
     if deleted_at is not None or source_id == exclude:
         return
     before, after = _neighbours(conn, _position(row), exclude)
+    _insert_row(conn, row, source_id, before, after)
+
+
+def _insert_row(
+    conn: sqlite3.Connection,
+    row: tuple[object, ...],
+    source_id: str,
+    before: list[Neighbour],
+    after: list[Neighbour],
+) -> None:
+    """Insert the row of the live source *row* (as :data:`_SOURCE` reads it), with the given
+    neighbours as its context."""
+    tenant, person, content = row[1], row[2], row[5]
+    assert isinstance(tenant, str) and isinstance(person, str)
     conn.execute(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
-        (rowid, content, _statement(conn, row[1], row[2], source_id), _context(before, after)),
+        (row[0], content, _statement(conn, tenant, person, source_id), _context(before, after)),
     )
 
 
 def index_capture(conn: sqlite3.Connection, source_id: str) -> None:
     """Index a stored capture and refresh the context of its neighbours (its arrival changed
-    their windows). Idempotent; a deleted source is left out."""
+    their windows). Idempotent; a deleted source is left out.
+
+    The rows written are those of :func:`_write_row` for the capture and then for each of its
+    neighbours; what the capture's own reads already hold (its neighbours, and a neighbour's
+    scope, kind, text and time) is not read again.
+    """
     row = conn.execute(_SOURCE, (source_id,)).fetchone()
     if row is None:
         return
-    _write_row(conn, source_id)
-    if row[6] is None:
-        before, after = _neighbours(conn, _position(row), source_id)
-        for _, neighbour_id, _ in (*before, *after):
-            _write_row(conn, neighbour_id)
+    conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
+    if row[6] is not None:
+        return
+    before, after = _neighbours(conn, _position(row), source_id)
+    _insert_row(conn, row, source_id, before, after)
+    for rowid, neighbour_id, content, captured_at in (*before, *after):
+        # The neighbour's row as _SOURCE would read it: same scope and kind (the timeline's
+        # filter), live (deleted_at IS NULL there too).
+        neighbour = (rowid, row[1], row[2], row[3], captured_at, content, None)
+        conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (rowid,))
+        around = _neighbours(conn, _position(neighbour), "")
+        _insert_row(conn, neighbour, neighbour_id, *around)
 
 
 def refresh_evidence_sources(conn: sqlite3.Connection, evidence_ids: Iterable[str]) -> None:
@@ -188,7 +225,7 @@ def purge_source(conn: sqlite3.Connection, source_id: str) -> None:
         return
     conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
     before, after = _neighbours(conn, _position(row), source_id)
-    for _, neighbour_id, _ in (*before, *after):
+    for _, neighbour_id, _, _ in (*before, *after):
         _write_row(conn, neighbour_id, exclude=source_id)
 
 
