@@ -934,10 +934,29 @@ def section_hybrid(
     }
 
 
+# The recall ranking's floor: the one FTS5 statement a recall search runs at minimum (its first
+# page: bm25 with the column weights over every match, the best rows kept), in the harness process.
+RAW_RECALL = (
+    "SELECT rowid, bm25(recall_fts, 1.0, 1.0, ?) AS score FROM recall_fts"
+    " WHERE recall_fts MATCH ? ORDER BY score LIMIT ?"
+)
+
+
+def raw_recall(conn: sqlite3.Connection, query: str, page: int) -> tuple[float, int]:
+    from zkr.retrieval._recall import CONTEXT_WEIGHT, recall_match
+
+    match = recall_match(query)
+    started = time.perf_counter()
+    rows = conn.execute(RAW_RECALL, (CONTEXT_WEIGHT, match, page)).fetchall() if match else []
+    return time.perf_counter() - started, len(rows)
+
+
 def section_recall(
     db: Path, meta: dict[str, Any], queries: dict[str, list[str]], settings: Settings, work: Path
 ) -> dict[str, Any]:
-    """The recall ranking through ``serve``: each query class lexically, then with vectors."""
+    """The recall ranking through ``serve``: each query class lexically, then with vectors; each
+    lexical search is followed by the raw FTS5 floor of its first page (:data:`RAW_RECALL`, 64
+    rows for limit 10) in this process, the figure the ratios are taken against."""
     vectors = meta.get("vectors") or {}
     mix = [(name, q) for name, qs in queries.items() for q in qs]
     query_vectors = _query_vectors(len(mix), settings.seed) if vectors.get("count") else []
@@ -967,6 +986,8 @@ def section_recall(
     ]
     deadline = Deadline(settings.section_budget_s)
     result: dict[str, Any] = {}
+    raw_conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    page = 64  # the first recall page of a limit-10 search: max(64, 4 x 10)
     with serving(db, work) as server:
         for label, lines in (("lexical", lexical_lines), ("hybrid", hybrid_lines)):
             if not lines:
@@ -974,22 +995,42 @@ def section_recall(
             for _, line in lines[:3]:  # warm-up (the hybrid one loads the lane matrix)
                 server.call_raw(line)
             times: dict[str, list[float]] = {name: [] for name in queries}
+            raw: dict[str, list[float]] = {name: [] for name in queries}
             items = 0
             for _ in range(settings.repeats):
-                for name, line in lines:
+                for (name, line), (_, query) in zip(lines, mix, strict=False):
                     if deadline.expired():
                         break
                     elapsed, answer = server.call_raw(line)
                     times[name].append(elapsed)
                     if isinstance(answer, dict):
                         items += len(answer.get("items", []))
+                    if label == "lexical":
+                        raw[name].append(raw_recall(raw_conn, query, page)[0])
             every = [t for values in times.values() for t in values]
             result[label] = {
                 "overall": summary(every),
                 "by_class": {name: summary(values) for name, values in times.items()},
                 "items_returned": items,
             }
+            if label == "lexical":
+                all_raw = [t for values in raw.values() for t in values]
+                result[label]["raw_fts"] = summary(all_raw)
+                result[label]["ratio_of_medians"] = ratio(
+                    result[label]["overall"]["median_ms"], summary(all_raw)["median_ms"]
+                )
+                result[label]["raw_by_class"] = {
+                    name: {
+                        "raw_fts": summary(values),
+                        "ratio_of_medians": ratio(
+                            summary(times[name])["median_ms"], summary(values)["median_ms"]
+                        ),
+                    }
+                    for name, values in raw.items()
+                }
         result["serve_health"] = server.health()
+    raw_conn.close()
+    result["raw_statement"] = RAW_RECALL
     result["budget_exhausted"] = deadline.hit
     return result
 
@@ -1683,6 +1724,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         attempt("lifecycle", size, section_lifecycle, db, meta, settings, work)
         attempt("remember", size, section_remember, db, meta, settings, work)
         attempt("person", size, section_person, db, meta, settings, work)
+        recall_result = sections.get("recall", {}).get(str(size))
+        if recall_result and "error" not in recall_result:
+            # The same run's contract-ranking figures: what the recall ranking costs over them.
+            contract = {
+                "lexical": _get(sections, "lexical", str(size), "overall", "zkr", "median_ms"),
+                "hybrid": _get(sections, "hybrid", str(size), "overall", "median_ms"),
+            }
+            for label, median in contract.items():
+                if isinstance(recall_result.get(label), dict):
+                    recall_result[label]["contract_median_ms"] = median
+                    recall_result[label]["ratio_to_contract"] = ratio(
+                        recall_result[label]["overall"]["median_ms"], median
+                    )
         for suffix in ("", "-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
 
