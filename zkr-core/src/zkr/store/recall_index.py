@@ -151,7 +151,7 @@ def _write_row(conn: sqlite3.Connection, source_id: str, exclude: str = "") -> N
     row = conn.execute(_SOURCE, (source_id,)).fetchone()
     if row is None:
         return
-    rowid, content, deleted_at = row[0], row[5], row[6]
+    rowid, deleted_at = row[0], row[6]
     conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (rowid,))
     if deleted_at is not None or source_id == exclude:
         return
