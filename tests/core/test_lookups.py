@@ -127,3 +127,29 @@ def test_tool_now_deletes_late_enough_to_retract(db: MemoryDb) -> None:
     assert result.claim_count == 1
     missing = tool_request(delete, {"source_id": "nope"}, now=150, db=db, **A)
     assert missing.deleted_at == 150  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("operation", ["captures", "claims"])
+def test_a_page_of_large_memories_stays_within_the_read_page_budget(
+    db: MemoryDb, operation: str
+) -> None:
+    # 100 captures of ~1 MiB each answered 100 MB (memories, profiles and reviews hold a page
+    # to 1,000,000 bytes): a page now stops before the budget, newest first, at least one item.
+    from zkr.jsonio import compact_len
+    from zkr.operations import to_json
+    from zkr.writes.profiles import MAX_READ_PAGE_BYTES
+
+    def store(at: int, size: int) -> None:
+        large = f"{at} " + "word " * (size // 5)
+        text, value = (large, "v") if operation == "captures" else ("t", large)
+        _remember(db, A, text, at, subject="Ana", predicate=f"p{at}", value=value)
+
+    for at in range(1, 6):
+        store(at, 400_000)
+    page = to_json(db.run(operation, {**A, "limit": 100}))
+    assert len(page) == 2  # two of ~400 KB fit, a third would not
+    assert compact_len(page) <= MAX_READ_PAGE_BYTES
+    first = page[0]["text"] if operation == "captures" else page[0]["value"]
+    assert first.startswith("5 ")  # the newest
+    store(9, 1_040_000)  # one memory larger than the budget is still answered, alone
+    assert len(db.run(operation, {**A, "limit": 100})) == 1

@@ -348,7 +348,8 @@ _TABLE = (
         list[m.LiveClaim],
         "find live claims by subject, predicate, value",
         "Find live claims by subject, predicate and a fragment of their value, newest first, "
-        "each with the live sources supporting it.",
+        "each with the live sources supporting it. A page holds at most 1,000,000 bytes of JSON "
+        "(fewer claims when their values are large; always at least one).",
         "read",
         idempotent=True,
     ),
@@ -359,7 +360,8 @@ _TABLE = (
         list[m.Capture],
         "list the newest live captures",
         "List the newest live captures (optionally only those whose ingestion key starts with a "
-        "prefix), each with the evidence id to cite.",
+        "prefix), each with the evidence id to cite. A page holds at most 1,000,000 bytes of JSON "
+        "(fewer captures when their texts are large; always at least one).",
         "read",
         idempotent=True,
     ),

@@ -6,22 +6,47 @@ captures, optionally only those whose ingestion key has a prefix). Also the "now
 ``correct`` and ``delete`` tools: a host that says "now" must still land after what is stored, or
 a correction made in the same second as its claim would be refused.
 
-Every query is scoped to one (tenant, person): another scope's records look missing.
+Every query is scoped to one (tenant, person): another scope's records look missing. A page of
+``claims`` or ``captures`` holds at most :data:`~zkr.writes.profiles.MAX_READ_PAGE_BYTES` of compact
+JSON, like ``memories`` (newest first, at least one item): a value or a text may be a megabyte, and
+100 of them were a 100 MB answer (issue 18). Rows are read one at a time, so memory stays within
+the page too.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from zkr import models as m
+from zkr.jsonio import compact_len
 from zkr.store.database import Database
 from zkr.store.validation import require_scope
+from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
 __all__ = ["captures", "claims", "correction_now_floor", "deletion_now_floor", "sequence"]
 
 _SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
+
+_Item = TypeVar("_Item", bound=BaseModel)
+
+
+def _within_page(items: Iterable[_Item]) -> list[_Item]:
+    """The leading *items* whose compact JSON array fits the read page budget (at least one);
+    items after the first that does not fit are never built."""
+    page: list[_Item] = []
+    size = 2  # "[]"
+    for item in items:
+        item_size = compact_len(item.model_dump(mode="json", by_alias=True)) + (1 if page else 0)
+        if page and size + item_size > MAX_READ_PAGE_BYTES:
+            break
+        page.append(item)
+        size += item_size
+    return page
 
 
 def sequence(db: Database, request: m.SequenceRequest) -> m.SequenceResult:
@@ -71,12 +96,12 @@ def claims(db: Database, request: m.ClaimsRequest) -> list[m.LiveClaim]:
         params.append(request.contains)
     params.append(m.bounded_limit(request.limit))
     with db.atomic(write=False) as conn:
-        rows = conn.execute(
+        rows: Iterator[Any] = conn.execute(
             "SELECT id, subject, predicate, value, kind, valid_from, recorded_from FROM claims "
             f"WHERE {' AND '.join(where)} ORDER BY recorded_from DESC, id DESC LIMIT ?",
             params,
-        ).fetchall()
-        return [
+        )
+        return _within_page(
             m.LiveClaim(
                 id=row[0],
                 subject=row[1],
@@ -88,7 +113,7 @@ def claims(db: Database, request: m.ClaimsRequest) -> list[m.LiveClaim]:
                 source_ids=_supporting_sources(conn, request.tenant_id, request.person_id, row[0]),
             )
             for row in rows
-        ]
+        )
 
 
 def captures(db: Database, request: m.CapturesRequest) -> list[m.Capture]:
@@ -96,7 +121,7 @@ def captures(db: Database, request: m.CapturesRequest) -> list[m.Capture]:
     require_scope(request.tenant_id, request.person_id)
     prefix = request.key_prefix or ""
     with db.atomic(write=False) as conn:
-        rows = conn.execute(
+        rows: Iterator[Any] = conn.execute(
             "SELECT s.id, s.origin_evidence_id, s.kind, s.content, s.captured_at, s.recorded_at "
             "FROM sources s "
             "JOIN evidence e ON e.id = s.origin_evidence_id AND e.deleted_at IS NULL "
@@ -111,18 +136,18 @@ def captures(db: Database, request: m.CapturesRequest) -> list[m.Capture]:
                 prefix,
                 m.bounded_limit(request.limit),
             ),
-        ).fetchall()
-    return [
-        m.Capture(
-            source_id=row[0],
-            evidence_id=row[1],
-            kind=m.SourceKind(json.loads(row[2])),
-            text=row[3],
-            captured_at=row[4],
-            recorded_at=row[5],
         )
-        for row in rows
-    ]
+        return _within_page(
+            m.Capture(
+                source_id=row[0],
+                evidence_id=row[1],
+                kind=m.SourceKind(json.loads(row[2])),
+                text=row[3],
+                captured_at=row[4],
+                recorded_at=row[5],
+            )
+            for row in rows
+        )
 
 
 def _text(payload: dict[str, Any], key: str) -> str | None:
