@@ -158,6 +158,14 @@ def cases(peer_page: dict[str, Any]) -> dict[str, tuple[str, Any]]:
     return {
         "search_1mib_common_words_other_tenant": ("search", {**ATTACKER, "query": big}),
         "search_1mib_common_words_own_scope": ("search", {**VICTIM, "query": big}),
+        "search_1mib_common_words_other_tenant_recall": (
+            "search",
+            {**ATTACKER, "query": big, "ranking": "recall"},
+        ),
+        "search_1mib_common_words_own_scope_recall": (
+            "search",
+            {**VICTIM, "query": big, "ranking": "recall"},
+        ),
         "search_256_word_phrase_own_scope": (
             "search",
             {**VICTIM, "query": repeated(COMMON, 256 * 4)[: 256 * 3]},
