@@ -271,3 +271,28 @@ def test_the_operations_are_in_the_table() -> None:
         ("forget", m.ForgetRequest),
     ):
         assert operations.OPERATIONS[name].request is effect_model
+
+
+def test_a_history_larger_than_a_read_page_is_refused_clearly(db: MemoryDb) -> None:
+    # Every correction adds a version (and a link adds evidence): 3,000 corrections answered
+    # 3.7 MB in 2 s, with no bound. Like every read page, a history holds at most 1,000,000 bytes;
+    # past that it is a clear error, found without building the whole chain.
+    from zkr.errors import LimitExceeded
+
+    first = remember(db, "a", "sam", "Acme")
+    claim_id = first.claim_id
+    assert claim_id is not None
+    for at in range(20, 26):  # six versions of ~200 KB values
+        claim_id = db.correct(
+            m.CorrectRequest(
+                **SCOPE, claim_id=claim_id, text=f"now {at}", value=f"{at} " + "x" * 200_000,
+                valid_at=at, recorded_at=at,
+            )
+        ).claim_id  # fmt: skip
+    for asked in (first.claim_id, claim_id):
+        with pytest.raises(LimitExceeded, match="history exceeds the 1000000-byte page limit"):
+            db.history(m.HistoryRequest(**SCOPE, claim_id=asked))
+    # A chain that fits is answered whole, as before.
+    short = remember(db, "a", "sam", "Initech")
+    assert short.claim_id is not None
+    assert len(db.history(m.HistoryRequest(**SCOPE, claim_id=short.claim_id)).versions) == 1

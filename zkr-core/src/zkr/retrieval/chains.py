@@ -6,6 +6,12 @@ and answers every version - current, superseded, retracted or erased - with its 
 evidence linked to it, the correction that superseded it, and the dated events of the chain. It
 answers for every claim id ``remember`` or ``correct`` ever returned; an id of another scope is
 ``record not found``, like a missing one. Quotes of deleted or erased captures are not shown.
+
+Like every read, a history is bounded: when its versions (claims and cited evidence) take more
+than :data:`~zkr.writes.profiles.MAX_READ_PAGE_BYTES` of compact JSON - every correction adds a
+version, every link an evidence - it is refused with ``LimitExceeded`` as soon as what was built
+passes that budget, so the work stays bounded too (issue 18: 3,000 corrections answered 3.7 MB in
+2 s). The events, derived from the versions, come on top.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from zkr import models as m
-from zkr.errors import NotFound
+from zkr.errors import LimitExceeded, NotFound
+from zkr.jsonio import compact_len
 from zkr.retrieval._materialize import cap_excerpt
 from zkr.store.records import claim_record
 from zkr.store.validation import require_scope
+from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
 if TYPE_CHECKING:
     from zkr.store.database import Database
@@ -34,6 +42,27 @@ _EVENT_ORDER = {
     "retracted": 4,
     "erased": 5,
 }
+
+#: No version's JSON is this small, so a chain of more versions cannot fit a page: the walks stop.
+_MIN_VERSION_BYTES = 200
+_MAX_VERSIONS = MAX_READ_PAGE_BYTES // _MIN_VERSION_BYTES
+
+
+class _Budget:
+    """The bytes a history may still take; spending past them refuses the whole read."""
+
+    def __init__(self) -> None:
+        self.left = MAX_READ_PAGE_BYTES
+
+    def spend(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise _too_large()
+
+
+def _too_large() -> LimitExceeded:
+    return LimitExceeded(f"history exceeds the {MAX_READ_PAGE_BYTES}-byte page limit")
+
 
 _EVIDENCE = """
 SELECT e.id, e.source_id, s.kind, ce.relation, ce.confidence_basis_points, e.quote,
@@ -65,7 +94,8 @@ def history(db: Database, request: m.HistoryRequest) -> m.ClaimHistory:
         if exists is None:
             raise NotFound()
         chain = _chain(conn, scope, request.claim_id)
-        versions = [_version(conn, scope, claim_id) for claim_id in chain]
+        budget = _Budget()
+        versions = [_version(conn, scope, claim_id, budget) for claim_id in chain]
     events = sorted(
         (event for index, version in enumerate(versions) for event in _events(version, index)),
         key=lambda pair: pair[0],
@@ -87,7 +117,10 @@ def history(db: Database, request: m.HistoryRequest) -> m.ClaimHistory:
 
 def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> list[str]:
     """The chain's claim ids, first version first (cycles, which only a damaged file could hold,
-    end the walk)."""
+    end the walk).
+
+    :raises LimitExceeded: more versions than a page can hold (found after that many steps).
+    """
     seen = {claim_id}
     first = claim_id
     while True:
@@ -100,25 +133,34 @@ def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> l
             break
         first = row[0]
         seen.add(first)
+        if len(seen) > _MAX_VERSIONS:
+            raise _too_large()
     chain = [first]
+    in_chain = {first}
     while True:
         row = conn.execute(
             "SELECT claim_id FROM corrections WHERE tenant_id = ? AND person_id = ?"
             " AND superseded_claim_id = ? ORDER BY recorded_at, claim_id LIMIT 1",
             (*scope, chain[-1]),
         ).fetchone()
-        if row is None or row[0] in chain:
+        if row is None or row[0] in in_chain:
             return chain
         chain.append(row[0])
+        in_chain.add(row[0])
+        if len(chain) > _MAX_VERSIONS:
+            raise _too_large()
 
 
 # A version with, per linked evidence, whether it is the claim's origin (created with it).
 _Version = tuple[m.ClaimVersion, dict[str, bool]]
 
 
-def _version(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> _Version:
+def _version(
+    conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str, budget: _Budget
+) -> _Version:
     body = claim_record(conn, claim_id)[1]
     assert isinstance(body, m.ClaimRecord)
+    budget.spend(compact_len(body.model_dump(mode="json", by_alias=True)))
     erased = conn.execute(
         "SELECT erased_at FROM erasures WHERE tenant_id = ? AND person_id = ?"
         " AND target_kind = 'claim' AND target_id = ?",
@@ -138,19 +180,19 @@ def _version(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) ->
         erased_at,
         origin,
     ) in conn.execute(_EVIDENCE, (*scope, claim_id)):
-        evidence.append(
-            m.HistoryEvidence(
-                evidence_id=eid,
-                source_id=sid,
-                source_kind=m.SourceKind(json.loads(kind)),
-                relation=m.EvidenceRelation(json.loads(relation)),
-                confidence_basis_points=confidence,
-                quote="" if deleted_at is not None else cap_excerpt(quote),
-                recorded_at=recorded_at,
-                deleted_at=deleted_at,
-                erased_at=erased_at,
-            )
+        cited = m.HistoryEvidence(
+            evidence_id=eid,
+            source_id=sid,
+            source_kind=m.SourceKind(json.loads(kind)),
+            relation=m.EvidenceRelation(json.loads(relation)),
+            confidence_basis_points=confidence,
+            quote="" if deleted_at is not None else cap_excerpt(quote),
+            recorded_at=recorded_at,
+            deleted_at=deleted_at,
+            erased_at=erased_at,
         )
+        budget.spend(compact_len(cited.model_dump(mode="json", by_alias=True)))
+        evidence.append(cited)
         origins[eid] = bool(origin)
     row = conn.execute(
         "SELECT claim_id, source_id, evidence_id, valid_at, recorded_at FROM corrections"
