@@ -17,6 +17,7 @@ PACKAGE = Path(zkr.__file__).parent
 TOP_LEVEL = {
     "__init__.py",
     "db.py",
+    "enums.py",
     "errors.py",
     "jsonio.py",
     "models.py",
@@ -26,6 +27,7 @@ TOP_LEVEL = {
     "tools.py",
     "version.py",
     "embeddings",
+    "fastpath",
     "feed",
     "plugins",
     "retrieval",

@@ -20,7 +20,7 @@ from zkr_cli._io import FORMATS, error_message, fail, fail_as, rust_debug_str
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from zkr.db import MemoryDb
+    from zkr.store.database import Database
 
 __all__ = ["USAGE", "default_db_path", "main", "require_directory"]
 
@@ -138,11 +138,17 @@ def require_directory(path: str) -> None:
         raise InvalidRequest(f"unable to open database file: {path}")
 
 
-def _open_db(invocation: _Invocation) -> MemoryDb:
-    from zkr.db import MemoryDb
-
+def _open_db(invocation: _Invocation, *, plain: bool = False) -> Database:
+    """Open and migrate the database; *plain*: as a bare :class:`~zkr.store.database.Database`
+    (what every handler takes), without importing the operation table that ``MemoryDb`` needs."""
     if invocation.explicit_db:
         require_directory(invocation.db_path)
+    if plain:
+        from zkr.store.database import Database
+
+        return Database(invocation.db_path)
+    from zkr.db import MemoryDb
+
     return MemoryDb(invocation.db_path)
 
 
@@ -166,26 +172,36 @@ def _dispatch(args: Sequence[str]) -> int:
             return outcome
 
     _skip_pydantic_plugins(invocation.command)
-    from zkr.operations import OPERATIONS
+    # Operations with a fast path (zkr.fastpath) start without importing the table (pydantic).
+    from zkr.fastpath.check import fast_operation
 
-    operation = OPERATIONS.get(invocation.command)
-    if operation is not None or invocation.command == "help":
+    fast_handler = fast_operation(invocation.command)
+    operation = None
+    if fast_handler is None:
+        from zkr.operations import OPERATIONS
+
+        operation = OPERATIONS.get(invocation.command)
+    known = fast_handler is not None or operation is not None
+    if known or invocation.command == "help":
         output_format, extra = "json", invocation.extra
-        if operation is not None:
+        if known:
             split = _split_format(extra)
             if split is None:
                 return fail(f"--format takes one of: {', '.join(FORMATS)}")
             output_format, extra = split
         # Contract commands take exactly three arguments (plus, as an addition, --format).
-        if extra or operation is None:
+        if extra or not known:
             return fail(USAGE)
-        from zkr_cli._oneshot import run_operation
+        from zkr_cli._oneshot import run_fast_operation, run_operation
 
         try:
-            db = _open_db(invocation)
+            db = _open_db(invocation, plain=fast_handler is not None)
         except Exception as exc:
             return fail_as(output_format, error_message(exc), exc)
         with db:
+            if fast_handler is not None:
+                return run_fast_operation(db, invocation.command, fast_handler, output_format)
+            assert operation is not None
             return run_operation(db, operation, output_format)
     return _dispatch_additional(invocation)
 

@@ -7,18 +7,18 @@ the caller; here come the stdin size check, the JSON parse, the operation and th
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zkr_cli._io import error_message, fail_as, read_request, render
 
 if TYPE_CHECKING:
-    from zkr.db import MemoryDb
     from zkr.operations import Operation
+    from zkr.store.database import Database
 
-__all__ = ["run_operation"]
+__all__ = ["run_fast_operation", "run_operation"]
 
 
-def run_operation(db: MemoryDb, operation: Operation, output_format: str = "json") -> int:
+def run_operation(db: Database, operation: Operation, output_format: str = "json") -> int:
     """Answer one request from stdin; returns the exit status."""
     from zkr.operations import parse, to_json
 
@@ -26,14 +26,52 @@ def run_operation(db: MemoryDb, operation: Operation, output_format: str = "json
         raw = read_request(sys.stdin.buffer if sys.stdin is not None else None)
         request = parse(operation, raw)
         answer = to_json(operation.call(db, request))
-        if output_format == "text":
-            from zkr_cli._text import render_text
-
-            line = render_text(operation.name, answer).encode("utf-8")
-        else:
-            line = render(answer)
+        line = _line(operation.name, answer, output_format)
     except Exception as exc:
         return fail_as(output_format, error_message(exc), exc)
+    return _write(line)
+
+
+def run_fast_operation(db: Database, name: str, handler: str, output_format: str = "json") -> int:
+    """:func:`run_operation` for an operation with a fast path (:mod:`zkr.fastpath`).
+
+    Same order and same answers: read, parse (the same lenient parse), then the fast checker; a
+    request it accepts goes to the pydantic-free *handler* (``"module:function"``), anything else
+    to pydantic's validation and the table's handler, which give the contract's error or answer.
+    """
+    import importlib
+
+    from zkr.fastpath.check import accept
+    from zkr.jsonio import parse_request
+
+    try:
+        payload = parse_request(
+            read_request(sys.stdin.buffer if sys.stdin is not None else None), lenient=True
+        )
+        request = accept(name, payload)
+        if request is None:
+            from zkr.operations import OPERATIONS, to_json, validate
+
+            operation = OPERATIONS[name]
+            answer = to_json(operation.call(db, validate(operation, payload)))
+        else:
+            module, _, function = handler.partition(":")
+            answer = getattr(importlib.import_module(module), function)(db, request)
+        line = _line(name, answer, output_format)
+    except Exception as exc:
+        return fail_as(output_format, error_message(exc), exc)
+    return _write(line)
+
+
+def _line(name: str, answer: Any, output_format: str) -> bytes:
+    if output_format == "text":
+        from zkr_cli._text import render_text
+
+        return render_text(name, answer).encode("utf-8")
+    return render(answer)
+
+
+def _write(line: bytes) -> int:
     sys.stdout.buffer.write(line)
     sys.stdout.buffer.flush()
     return 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from zkr.retrieval._alphabetic_marks import OTHER_ALPHABETIC_RANGES
 
@@ -125,8 +125,9 @@ def token_query(query: str) -> str | None:
     return " OR ".join(quote(term) for term in terms)
 
 
-@dataclass(frozen=True)
-class LexicalQueries:
+# A NamedTuple, not a dataclass: importing dataclasses (with inspect) is a few ms of every
+# one-shot search (start-up, issue 14).
+class LexicalQueries(NamedTuple):
     """The match expressions of one search: the phrase always, the token query when useful."""
 
     phrase: str

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zkr import models as m
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
+
+if TYPE_CHECKING:
+    from zkr import models as m
 
 __all__ = ["lexical_ranking", "matching_targets"]
 

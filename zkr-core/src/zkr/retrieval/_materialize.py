@@ -14,12 +14,22 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from zkr import models as m
 from zkr.errors import NotFound
 from zkr.retrieval._fusion import Target
 
-__all__ = ["MAX_EXCERPT_BYTES", "cap_excerpt", "materialize", "materialize_all"]
+if TYPE_CHECKING:
+    from zkr import models as m
+
+__all__ = [
+    "MAX_EXCERPT_BYTES",
+    "cap_excerpt",
+    "item_json",
+    "materialize",
+    "materialize_all",
+    "materialize_json",
+]
 
 #: Excerpts are cut to at most this many UTF-8 bytes.
 MAX_EXCERPT_BYTES = 4096
@@ -120,13 +130,15 @@ def _read(
     return found
 
 
-def _item(target: Target, relevance: int, excerpt: str, evidence_id: str) -> m.RetrievalItem:
-    return m.RetrievalItem(
-        memory=m.MemoryRef(kind=m.MemoryKind(target[0]), id=target[1]),
-        excerpt=cap_excerpt(excerpt),
-        relevance_basis_points=relevance,
-        evidence_ids=[evidence_id],
-    )
+def item_json(target: Target, relevance: int, excerpt: str, evidence_id: str) -> dict[str, Any]:
+    """One item as the JSON data of :class:`~zkr.models.RetrievalItem` (built without pydantic, so
+    that a one-shot search need not import it; the model is built from this at the edge)."""
+    return {
+        "memory": {"kind": target[0], "id": target[1]},
+        "excerpt": cap_excerpt(excerpt),
+        "relevance_basis_points": relevance,
+        "evidence_ids": [evidence_id],
+    }
 
 
 def materialize(
@@ -155,6 +167,23 @@ def materialize_all(
 
     :raises NotFound: any target is not live (or not visible at *as_of*) in this scope.
     """
+    from zkr import models as m
+
+    rows = materialize_json(conn, ranked, tenant_id, person_id, as_of)
+    return [m.RetrievalItem.model_validate(row) for row in rows]
+
+
+def materialize_json(
+    conn: sqlite3.Connection,
+    ranked: Sequence[tuple[Target, int]],
+    tenant_id: str,
+    person_id: str,
+    as_of: m.AsOf | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`materialize_all` as JSON data (:func:`item_json`), without pydantic.
+
+    :raises NotFound: any target is not live (or not visible at *as_of*) in this scope.
+    """
     wanted: dict[str, list[str]] = {}
     for (kind, target_id), _ in ranked:
         wanted.setdefault(kind, []).append(target_id)
@@ -166,5 +195,5 @@ def materialize_all(
         row = found[target[0]].get(target[1])
         if row is None:
             raise NotFound()
-        items.append(_item(target, relevance, *row))
+        items.append(item_json(target, relevance, *row))
     return items

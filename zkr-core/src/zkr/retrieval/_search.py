@@ -12,19 +12,20 @@ from the same snapshot.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from zkr import models as m
+from zkr.enums import Ranking, bounded_limit
 from zkr.retrieval._bounds import search_budget
 from zkr.retrieval._fusion import Target, fuse
 from zkr.retrieval._lexical import lexical_ranking
-from zkr.retrieval._materialize import materialize, materialize_all
+from zkr.retrieval._materialize import materialize, materialize_json
 from zkr.store.validation import require_scope, require_text
 
 if TYPE_CHECKING:
+    from zkr import models as m
     from zkr.store.database import Database
 
-__all__ = ["NO_MATCH_GAP", "get", "search"]
+__all__ = ["NO_MATCH_GAP", "get", "search", "search_json"]
 
 #: The pack's gap when nothing was found.
 NO_MATCH_GAP = "no cited memory matched"
@@ -40,13 +41,32 @@ def search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
     :raises InvalidRequest: blank scope or query; a refused query embedding (dense path only).
     :raises NotFound: a fused target could not be materialized (only on inconsistent data).
     """
-    require_scope(request.tenant_id, request.person_id)
-    require_text(request.query, "query")
-    if request.ranking == m.Ranking.recall:
+    from zkr import models as m
+
+    if request.ranking == Ranking.recall:
+        _check(request)
         from zkr.retrieval._recall import recall_search
 
         return recall_search(db, request)
-    limit = m.bounded_limit(request.limit)
+    return m.RetrievalPack.model_validate(search_json(db, request))
+
+
+def _check(request: m.SearchRequest) -> None:
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.query, "query")
+
+
+def search_json(db: Database, request: m.SearchRequest) -> dict[str, Any]:
+    """:func:`search` answering the JSON data of its :class:`~zkr.models.RetrievalPack`.
+
+    The contract ranking builds that data without pydantic: a one-shot ``zkr search`` runs this
+    on the request the fast path checked (:mod:`zkr.fastpath`), any object with the request's
+    attributes, and never imports pydantic (start-up, issue 14).
+    """
+    if request.ranking == Ranking.recall:
+        return search(db, request).model_dump(mode="json", by_alias=True)
+    _check(request)
+    limit = bounded_limit(request.limit)
     candidate_limit = CANDIDATES_PER_ITEM * limit
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
     # With as_of the embedding is ignored entirely (not even validated): vectors describe now.
@@ -86,8 +106,8 @@ def search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
             fused = fuse_hybrid(lexical, dense, limit)
         else:
             fused = fuse([lexical], limit)
-        items = materialize_all(conn, fused, tenant_id, person_id, as_of)
-    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
+        items = materialize_json(conn, fused, tenant_id, person_id, as_of)
+    return {"query": request.query, "items": items, "gaps": [] if items else [NO_MATCH_GAP]}
 
 
 def get(db: Database, request: m.GetRequest) -> m.RetrievalItem:

@@ -10,7 +10,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
@@ -67,7 +66,8 @@ class Database:
         if self.path != ":memory:":
             # The path created is the path opened: `~` expanded for both (issue 18, defect 10).
             self.path = os.path.expanduser(self.path)
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # os.makedirs, not pathlib: pathlib's import (urllib, ipaddress) slows start-up.
+            os.makedirs(os.path.dirname(self.path.rstrip(os.sep)) or ".", exist_ok=True)
         self._lock = threading.RLock()
         self._closed = False
         #: Caches owned by projections (e.g. dense lane matrices), dropped on every write.

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sqlite3
 
 from zkr.errors import SchemaVersionError
-from zkr.store._legacy import migrate_legacy
 from zkr.store.opening import begin_immediate
 from zkr.store.schema import SCHEMA_VERSION, create_current_schema, has_table
 
@@ -36,6 +35,10 @@ def migrate(conn: sqlite3.Connection) -> None:
         if version == 0 and not has_table(conn, "sources"):
             create_current_schema(conn)
         else:
+            # Imported here: the legacy chain pulls in the export records (pydantic), which a
+            # current file - every one-shot command's case - never needs (start-up, issue 14).
+            from zkr.store._legacy import migrate_legacy
+
             migrate_legacy(conn, version)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")

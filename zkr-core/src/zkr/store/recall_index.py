@@ -28,7 +28,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from zkr.models import I64_MAX, I64_MIN
+from zkr.enums import I64_MAX, I64_MIN
 from zkr.store.fts_rows import unindex_source
 
 __all__ = [

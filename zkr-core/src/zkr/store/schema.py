@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from zkr.store._embedding_tracking import EMBEDDING_TRACKING
-from zkr.store.recall_index import RECALL_INDEX_DDL
-
 __all__ = [
     "CONTRACT_SCHEMA_VERSION",
     "SCHEMA_VERSION",
@@ -300,6 +297,10 @@ ALL_TRIGGERS = (
 
 def create_current_schema(conn: sqlite3.Connection) -> None:
     """Create every table, index and trigger of the current version in an empty database."""
+    # Imported here: opening a current file (every one-shot command) needs only SCHEMA_VERSION.
+    from zkr.store._embedding_tracking import EMBEDDING_TRACKING
+    from zkr.store.recall_index import RECALL_INDEX_DDL
+
     for script in (
         TABLES,
         CONTRACT_INDEXES,

@@ -8,8 +8,6 @@ here.
 
 from __future__ import annotations
 
-import secrets
-
 from zkr.errors import InvalidRequest
 
 __all__ = ["WHITE_SPACE", "is_blank", "new_id", "require_scope", "require_text"]
@@ -50,4 +48,6 @@ def new_id() -> str:
 
     Same shape as SQLite's ``lower(hex(randomblob(16)))``, which the reference uses.
     """
+    import secrets  # only writes need it (hmac, hashlib, random): not at import
+
     return secrets.token_hex(16)

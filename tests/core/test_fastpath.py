@@ -1,0 +1,163 @@
+"""The one-shot fast path's checker (issue 14): it accepts a request only when pydantic accepts it,
+with exactly pydantic's values, and its description of the models is generated, never stale.
+
+The requests are the fuzz corpus's (tests/integration/test_fuzz.py: drawn from the request model,
+then mutated with hostile numbers, ``-0``, lone surrogates, duplicate keys, deep nesting, dropped
+and unknown fields), parsed by the same lenient parser the CLI uses.
+"""
+
+from __future__ import annotations
+
+import enum
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tests.integration.test_fuzz import SCOPE, encode, requests_for
+from zkr import models as m
+from zkr.errors import RequestParseError
+from zkr.fastpath import generate
+from zkr.fastpath.check import accept, fast_operation, load_shapes
+from zkr.jsonio import parse_request
+from zkr.operations import OPERATIONS, validate
+
+FAST = sorted(load_shapes()["operations"])
+IDS = {SCOPE[0]: ["0" * 32, "a" * 32], "victim": ["b" * 32]}
+SEARCH = {"tenant_id": "t", "person_id": "p", "query": "coffee"}
+
+
+def plain(value: Any) -> Any:
+    """A fast request object as the dict ``model_dump()`` gives (nested objects included)."""
+    if isinstance(value, SimpleNamespace):
+        return {key: plain(item) for key, item in vars(value).items()}
+    return value
+
+
+def same_types(fast: Any, dumped: Any) -> bool:
+    """Equal values are not enough: an enum member must be the member, an int an int."""
+    if isinstance(dumped, dict):
+        return isinstance(fast, dict) and all(same_types(fast[k], v) for k, v in dumped.items())
+    return type(fast) is type(dumped)
+
+
+def test_request_shapes_are_generated_from_the_current_models() -> None:
+    committed = generate.SHAPES_PATH.read_text(encoding="utf-8")
+    assert committed == generate.render(), (
+        "zkr/fastpath/request_shapes.json is stale: run python -m zkr.fastpath.generate --write"
+    )
+
+
+def test_search_has_a_fast_path_and_its_handler_exists() -> None:
+    assert "search" in FAST
+    for name in FAST:
+        handler = fast_operation(name)
+        assert handler == OPERATIONS[name].json_handler
+    assert fast_operation("remember") is None  # no json_handler: the normal path
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_fast_path_accepts_only_what_pydantic_accepts_with_the_same_values(
+    data: st.DataObject,
+) -> None:
+    name = data.draw(st.sampled_from(FAST))
+    template = {"ids": IDS, "pages": []}
+    request = data.draw(requests_for(name, template))
+    try:
+        payload = parse_request(encode(request), lenient=True)
+    except RequestParseError:
+        return  # not JSON: refused before either path looks at it
+    fast = accept(name, payload)
+    if fast is None:
+        return  # declined: pydantic decides (the CLI test compares those answers)
+    model = validate(OPERATIONS[name], payload)  # raises if the fast path accepted too much
+    dumped = model.model_dump()
+    assert plain(fast) == dumped
+    assert same_types(plain(fast), dumped)
+
+
+@pytest.mark.parametrize(
+    "request_body",
+    [
+        SEARCH,
+        {**SEARCH, "limit": 0, "ranking": "recall", "unknown": [1, {"x": "\ud800"}]},
+        {**SEARCH, "limit": 2**32 - 1, "as_of": {"valid_at": -(2**63), "recorded_at": 2**63 - 1}},
+        {**SEARCH, "as_of": None, "query_embedding": None, "query": " "},
+    ],
+)
+def test_valid_requests_take_the_fast_path(request_body: dict[str, Any]) -> None:
+    payload = parse_request(encode(request_body), lenient=True)
+    fast = accept("search", payload)
+    assert fast is not None
+    model = validate(OPERATIONS["search"], payload)
+    assert plain(fast) == model.model_dump()
+    assert fast.ranking is model.ranking and isinstance(fast.ranking, m.Ranking)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"tenant_id":"t","person_id":"p"}',  # missing query
+        '{"tenant_id":"t","person_id":"p","query":"q","limit":-0}',  # -0 is a float
+        '{"tenant_id":"t","person_id":"p","query":"q","limit":1.0}',
+        '{"tenant_id":"t","person_id":"p","query":"q","limit":true}',
+        '{"tenant_id":"t","person_id":"p","query":"q","limit":4294967296}',
+        '{"tenant_id":"t","person_id":"p","query":"q","limit":-1}',
+        '{"tenant_id":"t","person_id":"p","query":"\\ud800"}',  # lone surrogate in a known field
+        '{"tenant_id":"t","person_id":"p","query":"q","query":"r"}',  # duplicate known key
+        '{"tenant_id":"t","person_id":"p","query":"q","ranking":"Recall"}',
+        '{"tenant_id":"t","person_id":"p","query":1}',
+        '{"tenant_id":"t","person_id":"p","query":"q","as_of":{"valid_at":1}}',
+        '{"tenant_id":"t","person_id":"p","query":"q","as_of":[]}',
+        # a vector is not described (opaque): pydantic decides even when it is valid
+        '{"tenant_id":"t","person_id":"p","query":"q",'
+        '"query_embedding":{"model":"m","version":"1","vector":[1.0]}}',
+        "[]",
+    ],
+)
+def test_anything_uncertain_is_declined(text: str) -> None:
+    assert accept("search", parse_request(text, lenient=True)) is None
+
+
+class _Kind(enum.StrEnum):
+    a = "a"
+
+
+class _Odd(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    aliased: str = Field(alias="other", strict=True)
+
+
+class _Checked(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    text: str = Field(strict=True, max_length=3)
+    lax: int = 0
+    kind: _Kind = _Kind.a
+    checked: str = Field("x", strict=True)
+
+    @field_validator("checked")
+    @classmethod
+    def _upper(cls, value: str) -> str:
+        return value.upper()
+
+
+def _describe(model: type[BaseModel]) -> Any:
+    model.model_rebuild()
+    models: dict[str, Any] = {}
+    name = generate._model(model.__pydantic_core_schema__, models)  # type: ignore[arg-type]
+    return None if name is None else models[name]
+
+
+def test_the_generator_describes_only_what_it_can_decide_exactly() -> None:
+    # An alias (the key is not the field's name): the whole model is left to pydantic.
+    assert _describe(_Odd) is None
+    shape = _describe(_Checked)
+    types = {field["key"]: field["type"] for field in shape["fields"]}
+    # A length limit, a lax int, an enum outside zkr.enums, a validator: all opaque.
+    assert types == {key: ["opaque"] for key in ("text", "lax", "kind", "checked")}

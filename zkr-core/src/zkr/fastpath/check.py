@@ -1,0 +1,100 @@
+"""The fast checker: accept a decoded request exactly as its pydantic model would, or decline.
+
+It reads ``request_shapes.json`` (generated from the models by :mod:`zkr.fastpath.generate`) and
+imports neither pydantic nor the models. Declining is always safe: the caller then validates
+with pydantic, which accepts or gives the contract's error. So every rule here only ever narrows
+what pydantic accepts: a strict string (no lone surrogate: the contract refuses those in known
+fields), a strict integer in range (not a bool, not ``-0``, which the lenient parser reads as a
+float), an enumeration's exact spelling, null where the model allows it, a nested object, a
+default for what is left out. Duplicate known keys, unknown keys in a model that forbids them, a
+missing required field, and anything the description marks opaque are declined.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from types import SimpleNamespace
+from typing import Any
+
+from zkr import enums
+from zkr.jsonio import has_lone_surrogate
+
+__all__ = ["accept", "fast_operation", "load_shapes"]
+
+_SHAPES: dict[str, Any] | None = None
+
+
+class _Decline(Exception):
+    """The request is not certainly valid: pydantic decides."""
+
+
+def load_shapes() -> dict[str, Any]:
+    """The committed ``request_shapes.json`` (read once)."""
+    global _SHAPES
+    if _SHAPES is None:
+        path = os.path.join(os.path.dirname(__file__), "request_shapes.json")
+        with open(path, encoding="utf-8") as handle:
+            _SHAPES = json.load(handle)
+    return _SHAPES
+
+
+def fast_operation(name: str) -> str | None:
+    """The ``"module:function"`` JSON handler of operation *name*, if it has a fast path."""
+    entry = load_shapes()["operations"].get(name)
+    return None if entry is None else str(entry["handler"])
+
+
+def accept(name: str, payload: Any) -> Any | None:
+    """*payload* (from ``parse_request(raw, lenient=True)``) as a request object with exactly the
+    attribute values pydantic's model would have; ``None`` to decline (pydantic decides)."""
+    shapes = load_shapes()
+    entry = shapes["operations"].get(name)
+    if entry is None:
+        return None
+    try:
+        return _model(shapes["models"], entry["request"], payload)
+    except _Decline:
+        return None
+
+
+def _model(models: dict[str, Any], name: str, value: Any) -> SimpleNamespace:
+    if not isinstance(value, dict):
+        raise _Decline
+    shape = models[name]
+    keys = {field["key"] for field in shape["fields"]}
+    if any(key in keys for key in getattr(value, "duplicates", ())):
+        raise _Decline
+    if shape["forbid"] and any(key not in keys for key in value):
+        raise _Decline
+    values: dict[str, Any] = {}
+    for field in shape["fields"]:
+        key = field["key"]
+        if key in value:
+            values[key] = _value(models, field["type"], value[key])
+        elif "default" in field:
+            values[key] = _value(models, field["type"], field["default"])
+        else:
+            raise _Decline  # missing: pydantic words the error
+    return SimpleNamespace(**values)
+
+
+def _value(models: dict[str, Any], spec: list[Any], value: Any) -> Any:
+    kind = spec[0]
+    if kind == "str":
+        if type(value) is str and not has_lone_surrogate(value):
+            return value
+    elif kind == "int":
+        if type(value) is int and spec[1] <= value <= spec[2]:
+            return value
+    elif kind == "enum":
+        if type(value) is str:
+            try:
+                return getattr(enums, spec[1])(value)
+            except ValueError:
+                pass
+    elif kind == "nullable":
+        return None if value is None else _value(models, spec[1], value)
+    elif kind == "model":
+        return _model(models, spec[1], value)
+    raise _Decline

@@ -1,0 +1,161 @@
+"""Writes ``request_shapes.json`` from the pydantic request models of the operation table.
+
+Only what the fast checker (:mod:`zkr.fastpath.check`) can decide exactly is described: strict
+strings and integers (with their bounds), string enumerations of :mod:`zkr.enums`, null, and
+nested models without aliases or validators. Every other field becomes ``["opaque"]``: a request
+that gives it is declined (pydantic decides). Usage: ``python -m zkr.fastpath.generate --write``
+(or ``--check``: exit 1 when the committed file differs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from zkr import enums
+
+__all__ = ["SHAPES_PATH", "render", "shapes"]
+
+SHAPES_PATH = Path(__file__).with_name("request_shapes.json")
+
+_OPAQUE = ["opaque"]
+# Keys of core-schema nodes that change nothing about validation.
+_NEUTRAL = {"type", "metadata", "ref", "serialization"}
+
+
+def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
+    """The checker's type for one core-schema node (``["opaque"]`` when not certain)."""
+    kind = node.get("type")
+    extra = set(node) - _NEUTRAL
+    if kind == "str" and extra == {"strict"} and node["strict"] is True:
+        return ["str"]
+    if kind == "int" and extra == {"strict", "ge", "le"} and node["strict"] is True:
+        return ["int", node["ge"], node["le"]]
+    if kind == "enum" and extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
+        cls: Any = node["cls"]
+        enum_name = str(cls.__name__)
+        if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
+            return ["enum", enum_name]
+    if kind == "nullable" and extra == {"schema"}:
+        inner = _spec(node["schema"], models)
+        return _OPAQUE if inner == _OPAQUE else ["nullable", inner]
+    if kind == "model":
+        name = _model(node, models)
+        return _OPAQUE if name is None else ["model", name]
+    return _OPAQUE
+
+
+def _default(value: Any) -> Any:
+    """A default as JSON, or ``...`` when it is not a plain scalar the checker can rebuild."""
+    if value is None or (type(value) in (int, str)):
+        return value
+    if isinstance(value, Enum) and getattr(enums, type(value).__name__, None) is type(value):
+        return value.value
+    return ...
+
+
+def _field(name: str, field: dict[str, Any], models: dict[str, Any]) -> dict[str, Any] | None:
+    """One field's description; ``None`` when the model cannot be described at all (an alias:
+    the field's key would not be its name)."""
+    if set(field) - _NEUTRAL - {"schema"}:
+        return None  # aliases, frozen/exclude flags, validators on the field: not ours to decide
+    schema = field["schema"]
+    described: dict[str, Any] = {"key": name}
+    if schema.get("type") == "default":
+        if set(schema) - _NEUTRAL != {"schema", "default"}:
+            described["type"] = _OPAQUE  # a default factory or validate_default: give up
+            return described
+        default = _default(schema["default"])
+        spec = _spec(schema["schema"], models)
+        if default is ... or spec == _OPAQUE:
+            # Left out or given, pydantic decides (left out: declined as missing).
+            described["type"] = _OPAQUE
+            return described
+        described["type"] = spec
+        described["default"] = default
+        return described
+    described["type"] = _spec(schema, models)
+    return described
+
+
+def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
+    """Describe a ``model`` node into *models*; its name, or ``None`` when it cannot be."""
+    name = str(node["cls"].__name__)
+    if name in models:
+        return name if models[name] is not None else None
+    config = node.get("config", {})
+    inner = node.get("schema", {})
+    plain = (
+        set(node) - _NEUTRAL == {"cls", "config", "custom_init", "root_model", "schema"}
+        and node["custom_init"] is False
+        and node["root_model"] is False
+        and set(config) <= {"extra_fields_behavior", "title"}
+        and config.get("extra_fields_behavior") in ("ignore", "forbid")
+        and inner.get("type") == "model-fields"
+        and set(inner) - _NEUTRAL <= {"fields", "model_name", "computed_fields"}
+        and not inner.get("computed_fields")
+    )
+    models[name] = None  # while describing (and for good, if it cannot be)
+    if not plain:
+        return None
+    fields = []
+    for field_name, field in inner["fields"].items():
+        described = _field(field_name, field, models)
+        if described is None:
+            return None
+        fields.append(described)
+    models[name] = {"forbid": config["extra_fields_behavior"] == "forbid", "fields": fields}
+    return name
+
+
+def shapes() -> dict[str, Any]:
+    """The description of every operation with a ``json_handler``, from the live models."""
+    from zkr.operations import OPERATIONS
+
+    models: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    for operation in OPERATIONS.values():
+        request: type[BaseModel] = operation.request
+        if operation.json_handler is None:
+            continue
+        request.model_rebuild()  # defer_build: make the core schema real
+        name = _model(request.__pydantic_core_schema__, models)  # type: ignore[arg-type]
+        if name is None:
+            continue
+        operations[operation.name] = {"request": name, "handler": operation.json_handler}
+    return {
+        "generated": "by `python -m zkr.fastpath.generate --write` from zkr.operations and "
+        "zkr.models: do not edit",
+        "operations": operations,
+        "models": {name: shape for name, shape in sorted(models.items()) if shape is not None},
+    }
+
+
+def render() -> str:
+    return json.dumps(shapes(), indent=1, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="write request_shapes.json")
+    parser.add_argument("--check", action="store_true", help="exit 1 when it is stale")
+    args = parser.parse_args(argv)
+    text = render()
+    current = SHAPES_PATH.read_text(encoding="utf-8") if SHAPES_PATH.exists() else ""
+    if args.write:
+        SHAPES_PATH.write_text(text, encoding="utf-8")
+        return 0
+    if args.check:
+        return 0 if current == text else 1
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
