@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from zkr_cli import __version__
 from zkr_cli._io import FORMATS, error_message, fail, fail_as, rust_debug_str
 
+# Neither ``typing.TYPE_CHECKING`` nor ``NamedTuple``: importing typing is a fifth of
+# ``zkr --help`` (start-up, issue 14); mypy reads any constant of this name as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -28,13 +30,20 @@ USAGE = "usage: zkr --db PATH COMMAND (use --help)"
 _HELP_WORDS = frozenset({"help", "--help", "-h"})
 
 
-class _Invocation(NamedTuple):
-    db_path: str
-    command: str
-    extra: tuple[str, ...]
-    #: ``--db PATH`` was given (its directory must exist); else the default location, which is
-    #: created on demand.
-    explicit_db: bool = False
+class _Invocation:
+    """``[--db PATH] COMMAND [ARGS...]`` as parsed."""
+
+    __slots__ = ("command", "db_path", "explicit_db", "extra")
+
+    def __init__(
+        self, db_path: str, command: str, extra: tuple[str, ...], explicit_db: bool = False
+    ) -> None:
+        self.db_path = db_path
+        self.command = command
+        self.extra = extra
+        #: ``--db PATH`` was given (its directory must exist); else the default location, which
+        #: is created on demand.
+        self.explicit_db = explicit_db
 
 
 def default_db_path() -> str:

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, BinaryIO
+
+# Not ``typing``: its import is a fifth of ``zkr --help`` (start-up, issue 14); mypy reads any
+# constant of this name as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 __all__ = [
     "FORMATS",

@@ -10,11 +10,15 @@ names with a leading underscore are private.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from zkr.version import __version__
 
+# Not ``typing.TYPE_CHECKING``: importing typing is a fifth of ``zkr --help`` (start-up,
+# issue 14); mypy reads any constant of this name as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.db import MemoryDb
     from zkr.errors import (
         ConflictError,
