@@ -36,6 +36,7 @@ from zkr import models as m
 from zkr.embeddings.projections import Config, Target, _checks, current_lane, input_hash
 from zkr.embeddings.vectors import F32, row_vector, to_float32
 from zkr.errors import EmbeddingError, UnknownPluginError
+from zkr.retrieval._bounds import budget_paused
 from zkr.store.schema import has_table
 from zkr.store.validation import is_blank
 
@@ -203,7 +204,8 @@ def dense_ranks(
     :raises UnknownPluginError: no vector was given and no embedder serves (model, version).
     """
     vector = query_vector(query, text)
-    lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
+    with budget_paused(conn):  # the lane's load is the store's cost, paid once (see there)
+        lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
     return lane.rank(vector)
 
 

@@ -37,6 +37,7 @@ from zkr.errors import LimitExceeded
 
 __all__ = [
     "MAX_PHRASE_TOKENS",
+    "budget_paused",
     "phrase_is_worth_running",
     "phrase_tokens_at_least",
     "scope_has_live_source",
@@ -126,23 +127,40 @@ def phrase_is_worth_running(
     return True
 
 
+class _Budget:
+    """The running budget of one connection's search: its deadline, and whether it is paused."""
+
+    __slots__ = ("deadline", "paused")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.paused = False
+
+
+# The budget of each connection running a search (keyed by the connection object's id while the
+# search runs, so a pause inside the search finds it).
+_RUNNING: dict[int, _Budget] = {}
+
+
 @contextlib.contextmanager
 def search_budget(conn: sqlite3.Connection, seconds: float | None) -> Iterator[None]:
-    """Abort the block's SQLite work once *seconds* have passed (``None``: no budget).
+    """Abort the block's SQLite work once *seconds* have passed (``None``: no budget), not
+    counting the time spent in :func:`budget_paused` blocks.
 
     :raises LimitExceeded: the budget ran out; nothing was written (searches only read).
     """
     if seconds is None:
         yield
         return
-    deadline = time.monotonic() + seconds
+    budget = _Budget(time.monotonic() + seconds)
     spent = False
 
     def check() -> int:
         nonlocal spent
-        spent = time.monotonic() > deadline
+        spent = not budget.paused and time.monotonic() > budget.deadline
         return 1 if spent else 0
 
+    _RUNNING[id(conn)] = budget
     conn.set_progress_handler(check, _BUDGET_STEPS)
     try:
         yield
@@ -152,3 +170,26 @@ def search_budget(conn: sqlite3.Connection, seconds: float | None) -> Iterator[N
         raise
     finally:
         conn.set_progress_handler(None, 0)
+        _RUNNING.pop(id(conn), None)
+
+
+@contextlib.contextmanager
+def budget_paused(conn: sqlite3.Connection) -> Iterator[None]:
+    """Work in the block does not count against *conn*'s running search budget, if any.
+
+    For the dense lane's load or refresh: a cache of the whole lane (seconds for 100,000 vectors on
+    a busy machine), whose cost is the store's size and is paid once, not the query's work. Inside
+    the budget it failed every hybrid search of a large store under load, each retry starting the
+    load again.
+    """
+    budget = _RUNNING.get(id(conn))
+    if budget is None or budget.paused:
+        yield
+        return
+    budget.paused = True
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        budget.paused = False
+        budget.deadline += time.monotonic() - started
