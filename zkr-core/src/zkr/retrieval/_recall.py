@@ -185,8 +185,12 @@ def recall_lexical(
     tuning: RecallTuning = DEFAULT_TUNING,
 ) -> list[Target]:
     """The recall lexical list: up to *wanted* distinct targets, best first."""
+    # The scope first: without a live source nothing can match, and a 1 MiB query is not even
+    # split into words.
+    if wanted <= 0 or not scope_has_live_source(conn, tenant_id, person_id):
+        return []
     match = recall_match(query, tuning.prefix_from)
-    if match is None or wanted <= 0 or not scope_has_live_source(conn, tenant_id, person_id):
+    if match is None:
         return []
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
