@@ -1,0 +1,293 @@
+"""An offline lab for the recall ranking's fusion: dump LoCoMo features once, tune in numpy.
+
+Usage (from the repository root, the workspace installed, ``zkr-embed-e5`` for the e5 lane)::
+
+    python benchmarks/recall_lab.py dump  --db /tmp/locomo.db --out /tmp/lab.pkl [--lane e5]
+    python benchmarks/recall_lab.py sweep --features /tmp/lab.pkl
+
+``dump`` stores every LoCoMo conversation in ``--db`` (kept and reused: replays are free), fills
+the lane with ``rebuild`` (skipped when it is already complete), and writes, per question, the
+features of every capture of its conversation: recall-index bm25 (with and without the context
+column), dense cosine, the capture's place on its session timeline. The pickle holds numbers and
+question ids only, no text of the data set; keep it outside the repository anyway.
+
+``sweep`` evaluates fusions on those arrays in seconds: any@10, any@50 and MRR of categories 1-4,
+on the development conversations (0-4: the ones to tune on) and the held-out ones (5-9: report,
+never tune). A fusion scores only what zkr can see: the lexical list's first ``depth`` rows and
+the dense scores of the scope.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import locomo  # noqa: E402
+
+Floats = NDArray[np.float64]
+CATEGORIES_1_4 = frozenset({1, 2, 3, 4})
+
+
+@dataclass
+class Scope:
+    """One conversation's captures in timeline order."""
+
+    index: int
+    turns: list[str]  # dia_id per position
+    session: NDArray[np.intp]  # session number per position (a gap of > 3 h starts a new one)
+
+
+@dataclass
+class Item:
+    """One question's features over its scope's positions."""
+
+    qid: str
+    conv: int
+    category: int
+    gold: NDArray[np.bool_]  # cited turn per position (original gold)
+    lexical: Floats  # -bm25 with the context column (0: no match)
+    own: Floats  # -bm25 without the context column's weight (0: no match)
+    dense: Floats  # cosine
+
+
+# ----------------------------------------------------------------------------------------------
+# dump
+# ----------------------------------------------------------------------------------------------
+
+_SCOPE_ROWS = """
+SELECT s.id, s.rowid, s.captured_at, s.origin_evidence_id, v.vector
+FROM sources AS s JOIN embeddings AS v
+  ON v.target_kind = 'source' AND v.target_id = s.id AND v.model = ? AND v.version = ?
+WHERE s.tenant_id = ? AND s.person_id = ? AND s.deleted_at IS NULL
+ORDER BY s.captured_at, s.rowid
+"""
+
+_BM25 = """
+SELECT s.rowid, -bm25(recall_fts, 1.0, 1.0, :w) FROM recall_fts
+CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
+WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
+"""
+
+
+def dump(
+    db_path: Path, out: Path, lane: str, query_cache: Path | None, indexes: list[int]
+) -> None:
+    from zkr.db import MemoryDb
+    from zkr.retrieval._recall import CONTEXT_WEIGHT, recall_match
+    from zkr.store.recall_index import SESSION_GAP_SECONDS
+
+    model, version, _ = locomo.LANES[lane]
+    convs = locomo.load(locomo.DEFAULT_DATA, list(range(10)))
+    asked = [conv for conv in convs if conv.index in indexes]
+    scopes: list[Scope] = []
+    items: list[Item] = []
+    with MemoryDb(db_path) as db:
+        maps = {conv.index: locomo.ingest(db, conv) for conv in convs}
+        for conv in convs:
+            locomo.rebuild(db, conv, lane)
+        questions = [q.query for conv in asked for q in conv.questions]
+        vectors: dict[str, list[float]] = {}
+        if query_cache is not None and query_cache.exists():
+            vectors = pickle.loads(query_cache.read_bytes())
+        missing = [query for query in questions if query not in vectors]
+        if missing:
+            vectors.update(locomo.query_vectors(lane, missing)[0])
+            if query_cache is not None:
+                query_cache.write_bytes(pickle.dumps(vectors))
+        conn = db.conn
+        for conv in asked:
+            rows = conn.execute(_SCOPE_ROWS, (model, version, locomo.TENANT, conv.sample_id))
+            rows = rows.fetchall()
+            position = {rowid: i for i, (_, rowid, _, _, _) in enumerate(rows)}
+            times = np.array([r[2] for r in rows])
+            session = np.cumsum(np.r_[0, np.diff(times) > SESSION_GAP_SECONDS])
+            matrix = np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]).astype(
+                np.float64
+            )
+            matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+            turns = [maps[conv.index][r[3]] for r in rows]
+            scopes.append(Scope(conv.index, turns, session))
+            for q in conv.questions:
+                gold = np.array([t in q.gold["original"] for t in turns])
+                features = []
+                match = recall_match(q.query)
+                for weight in (CONTEXT_WEIGHT, 0.0):
+                    values = np.zeros(len(rows))
+                    if match is not None:
+                        params = {
+                            "w": weight,
+                            "match": match,
+                            "tenant": locomo.TENANT,
+                            "person": conv.sample_id,
+                        }
+                        for rowid, score in conn.execute(_BM25, params):
+                            values[position[rowid]] = score
+                    features.append(values)
+                cosine = matrix @ np.asarray(vectors[q.query], dtype=np.float64)
+                cosine /= np.linalg.norm(vectors[q.query])
+                items.append(Item(q.qid, conv.index, q.category, gold, *features, cosine))
+            locomo.log(f"dumped {conv.sample_id}: {len(rows)} captures")
+    out.write_bytes(pickle.dumps({"lane": lane, "scopes": scopes, "items": items}))
+
+
+# ----------------------------------------------------------------------------------------------
+# sweep
+# ----------------------------------------------------------------------------------------------
+
+Fusion = Callable[[Item, Scope], Floats]
+
+
+def neighbour_max(values: Floats, session: NDArray[np.intp], window: int) -> Floats:
+    """Each position's best value among its up to *window* neighbours each side, same session."""
+    best = np.full(len(values), -np.inf)
+    for shift in range(1, window + 1):
+        for step in (shift, -shift):
+            moved = np.roll(values, step)
+            same = np.roll(session, step) == session
+            if step > 0:
+                same[:step] = False
+            else:
+                same[step:] = False
+            best = np.where(same, np.maximum(best, moved), best)
+    return np.where(np.isfinite(best), best, 0.0)
+
+
+def neighbour_mean(values: Floats, session: NDArray[np.intp], window: int) -> Floats:
+    total = np.zeros(len(values))
+    count = np.zeros(len(values))
+    for shift in range(1, window + 1):
+        for step in (shift, -shift):
+            moved = np.roll(values, step)
+            same = np.roll(session, step) == session
+            if step > 0:
+                same[:step] = False
+            else:
+                same[step:] = False
+            total += np.where(same, moved, 0.0)
+            count += same
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+
+def lexical_head(values: Floats, depth: int) -> Floats:
+    """The lexical scores zkr sees: the first *depth* matches (0 elsewhere)."""
+    if depth >= len(values):
+        return values
+    order = np.argsort(-values, kind="stable")
+    kept = np.zeros(len(values))
+    kept[order[:depth]] = values[order[:depth]]
+    return kept
+
+
+def evaluate(
+    items: Iterable[Item], scopes: dict[int, Scope], fusion: Fusion
+) -> dict[str, dict[str, float]]:
+    """any@10 / any@50 / MRR (categories 1-4) per split, in %."""
+    sums: dict[str, list[float]] = {}
+    for item in items:
+        if item.category not in CATEGORIES_1_4:
+            continue
+        scores = fusion(item, scopes[item.conv])
+        order = np.argsort(-scores, kind="stable")
+        hits = np.flatnonzero(item.gold[order])
+        first = int(hits[0]) if len(hits) else 10**9
+        split = "dev" if item.conv in locomo.DEV else "held"
+        row = sums.setdefault(split, [0.0, 0.0, 0.0, 0.0])
+        row[0] += first < 10
+        row[1] += first < 50
+        row[2] += 1.0 / (first + 1) if first < 10 else 0.0
+        row[3] += 1
+    return {
+        split: {"any10": 100 * a / n, "any50": 100 * b / n, "mrr": c / n}
+        for split, (a, b, c, n) in sums.items()
+    }
+
+
+def fmt(result: dict[str, dict[str, float]]) -> str:
+    return "  ".join(
+        f"{split} {r['any10']:5.1f} {r['any50']:5.1f} {r['mrr']:.3f}"
+        for split, r in sorted(result.items())
+    )
+
+
+def zscore(values: Floats) -> Floats:
+    return (values - values.mean()) / (values.std() + 1e-9)
+
+
+def combined(
+    alpha: float,
+    beta: float = 0.0,
+    window: int = 2,
+    depth: int = 100,
+    lex_norm: str = "max",
+    how: str = "max",
+    lex_beta: float = 0.0,
+) -> Fusion:
+    """alpha * lexical (normalised) + (1 - alpha) * dense z-score, the dense score raised by
+    *beta* times the neighbours' (z-scored) dense score."""
+
+    def fusion(item: Item, scope: Scope) -> Floats:
+        lex = lexical_head(item.lexical, depth)
+        top = lex.max()
+        if lex_norm == "max":
+            lex = lex / top if top > 0 else lex
+        dense = zscore(item.dense)
+        if beta:
+            spread = neighbour_max if how == "max" else neighbour_mean
+            dense = dense + beta * spread(dense, scope.session, window)
+        if lex_beta:
+            lex = lex + lex_beta * neighbour_max(lex, scope.session, window)
+        return alpha * lex + (1 - alpha) * dense / 4
+
+    return fusion
+
+
+def sweep(path: Path) -> None:
+    data: dict[str, Any] = pickle.loads(path.read_bytes())
+    scopes = {scope.index: scope for scope in data["scopes"]}
+    items: list[Item] = data["items"]
+
+    def show(name: str, fusion: Fusion) -> None:
+        print(f"{name:44s} {fmt(evaluate(items, scopes, fusion))}", flush=True)
+
+    show("lexical (recall index)", lambda item, scope: lexical_head(item.lexical, 100))
+    show("dense", lambda item, scope: item.dense)
+    for alpha in (0.5, 0.6, 0.7, 0.8):
+        show(f"combsum a={alpha}", combined(alpha))
+    for beta in (0.25, 0.5, 0.75):
+        for alpha in (0.5, 0.6, 0.7):
+            show(f"combsum a={alpha} nb-max b={beta}", combined(alpha, beta))
+            show(f"combsum a={alpha} nb-mean b={beta}", combined(alpha, beta, how="mean"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("--db", type=Path, required=True)
+    d.add_argument("--out", type=Path, required=True)
+    d.add_argument("--lane", default="e5", choices=sorted(locomo.LANES))
+    d.add_argument("--query-cache", type=Path, help="pickle of question -> query vector")
+    d.add_argument("--conversations", default="0-9", help="whose questions to dump, e.g. 0-4")
+    s = sub.add_parser("sweep")
+    s.add_argument("--features", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "dump":
+        indexes = locomo.parse_indexes(args.conversations)
+        dump(args.db, args.out, args.lane, args.query_cache, indexes)
+    else:
+        sweep(args.features)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
