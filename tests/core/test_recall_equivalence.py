@@ -28,7 +28,7 @@ from zkr.retrieval._lexical import _resolve
 from zkr.store.recall_index import SESSION_GAP_SECONDS
 
 LITERAL = """
-SELECT s.id FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
+SELECT s.id, bm25(recall_fts, 1.0, 1.0, :context) FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
 WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
   AND s.deleted_at IS NULL
 ORDER BY bm25(recall_fts, 1.0, 1.0, :context), s.id
@@ -43,6 +43,7 @@ def literal_lexical(
     as_of: m.AsOf | None,
     wanted: int,
     tuning: recall.RecallTuning = recall.DEFAULT_TUNING,
+    scored: dict[Target, tuple[float, str]] | None = None,
 ) -> list[Target]:
     match = recall.recall_match(query, tuning.prefix_from)
     if match is None or wanted <= 0:
@@ -51,18 +52,19 @@ def literal_lexical(
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
         params["recorded_at"] = as_of.recorded_at
-    sources = [
-        source_id
-        for (source_id,) in conn.execute(
-            LITERAL, {**params, "match": match, "context": tuning.context_weight}
-        )
-    ]
+    bm25 = dict(
+        conn.execute(LITERAL, {**params, "match": match, "context": tuning.context_weight})
+    )
+    sources = list(bm25)
     resolved = _resolve(conn, sources, params, as_of is not None)
     ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts
     for source_id in sources:
         claims = sorted(set(resolved.get(source_id, [])), key=lambda c: (c is not None, c or ""))
         for claim_id in claims:
-            ranking.setdefault(("source", source_id) if claim_id is None else ("claim", claim_id))
+            target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+            ranking.setdefault(target)
+            if scored is not None:
+                scored.setdefault(target, (-bm25[source_id], source_id))
     return list(ranking)[:wanted]
 
 

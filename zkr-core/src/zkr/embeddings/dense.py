@@ -171,6 +171,14 @@ class DenseRanks:
             ahead += sum(1 for j in tied if _target_order(self.key(int(j))) < order)
         return ahead
 
+    def score(self, target: Target) -> float | None:
+        """The score of *target*, ``None`` when it is not listed."""
+        if self._index is None:
+            positions = {self.key(i): i for i in range(len(self))}
+            self._index = positions.get
+        i = self._index(target)
+        return None if i is None else float(self.best[i])
+
     def ranked(self) -> list[tuple[Target, float]]:
         """The whole list with scores (for callers that want it all)."""
         order = np.argsort(-self.best, kind="stable")

@@ -32,8 +32,10 @@ from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._materialize import materialize_all
+from zkr.retrieval._score_fusion import LEXICAL_SHARE, NEIGHBOUR_WEIGHT, fuse_scores, neighbours
 
 if TYPE_CHECKING:
+    from zkr.embeddings.dense import DenseRanks
     from zkr.store.database import Database
 
 __all__ = [
@@ -86,6 +88,11 @@ class RecallTuning:
     candidates: int = MIN_CANDIDATES
     impute_missing: bool = False
     prefix_from: int = PREFIX_FROM
+    #: ``"scores"`` (the shipped hybrid: :mod:`zkr.retrieval._score_fusion`) or ``"rrf"`` (the
+    #: weighted reciprocal-rank fusion it replaced, kept to compare).
+    fusion: str = "scores"
+    lexical_share: float = LEXICAL_SHARE
+    neighbour_weight: float = NEIGHBOUR_WEIGHT
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -131,6 +138,7 @@ def _scored_sources(
     person_id: str,
     rows: int,
     context_weight: float,
+    scores: dict[str, float] | None = None,
 ) -> tuple[list[str], bool]:
     """The first live sources of the scope by (bm25, id), at least *rows* of them when that many
     exist; and whether more may exist after them.
@@ -140,7 +148,8 @@ def _scored_sources(
     Every settled source of the page is returned, not only the first *rows*: they are the next
     sources of the same order, and a caller whose sources resolve to fewer targets than it wants
     (a superseded claim's capture, claims shared by several captures) uses them instead of
-    ranking every match again.
+    ranking every match again. *scores*, when given, receives each returned source's bm25 score
+    (FTS5's: lower is better).
     """
     params = {"match": match, "context": context_weight, "tenant": tenant_id, "person": person_id}
     page_size = max(64, 4 * rows)
@@ -168,10 +177,14 @@ def _scored_sources(
                 found.append((score, hit[0]))
         if complete or len(found) >= rows:
             found.sort()
+            if scores is not None:
+                scores.update((source_id, score) for score, source_id in found)
             return [source_id for _, source_id in found], not complete
     else:
         return [], False
     ranked = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
+    if scores is not None:
+        scores.update(ranked[:rows])
     return [source_id for source_id, _ in ranked[:rows]], len(ranked) > rows
 
 
@@ -183,8 +196,13 @@ def recall_lexical(
     as_of: m.AsOf | None,
     wanted: int,
     tuning: RecallTuning = DEFAULT_TUNING,
+    scored: dict[Target, tuple[float, str]] | None = None,
 ) -> list[Target]:
-    """The recall lexical list: up to *wanted* distinct targets, best first."""
+    """The recall lexical list: up to *wanted* distinct targets, best first.
+
+    *scored*, when given, receives each target's ``(-bm25, the source it was found through)``
+    (a claim scores what its capture's row scored).
+    """
     # The scope first: without a live source nothing can match, and a 1 MiB query is not even
     # split into words.
     if wanted <= 0 or not scope_has_live_source(conn, tenant_id, person_id):
@@ -198,8 +216,9 @@ def recall_lexical(
         params["recorded_at"] = as_of.recorded_at
     rows = wanted
     while True:
+        bm25: dict[str, float] | None = {} if scored is not None else None
         sources, more = _scored_sources(
-            conn, match, tenant_id, person_id, rows, tuning.context_weight
+            conn, match, tenant_id, person_id, rows, tuning.context_weight, bm25
         )
         ranking: list[Target] = []
         seen: set[Target] = set()
@@ -219,6 +238,8 @@ def recall_lexical(
                     if target not in seen:
                         seen.add(target)
                         ranking.append(target)
+                        if scored is not None and bm25 is not None:
+                            scored[target] = (-bm25[source_id], source_id)
         if len(ranking) >= wanted or not more:
             return ranking[:wanted]
         rows *= 4  # some sources resolved to nothing (a superseded claim's capture): read deeper
@@ -253,10 +274,17 @@ def recall_dense(
     cache: bool,
 ) -> list[Target]:
     """The dense list, one entry per memory, up to *wanted* entries, best first."""
+    return dense_head(conn, recall_dense_ranks(db, conn, request, cache=cache), wanted)
+
+
+def recall_dense_ranks(
+    db: Database, conn: sqlite3.Connection, request: m.SearchRequest, *, cache: bool
+) -> DenseRanks:
+    """The search's dense ranking (every vector target of the scope, lazily ranked)."""
     from zkr.embeddings.dense import dense_ranks
 
     assert request.query_embedding is not None
-    ranks = dense_ranks(
+    return dense_ranks(
         db,
         conn,
         request.tenant_id,
@@ -265,6 +293,10 @@ def recall_dense(
         text=request.query,
         cache=cache,
     )
+
+
+def dense_head(conn: sqlite3.Connection, ranks: DenseRanks, wanted: int) -> list[Target]:
+    """The first *wanted* entries of *ranks*, one per memory."""
     depth = 2 * wanted
     while True:
         memories = _one_per_memory(conn, ranks.prefix(depth))
@@ -323,6 +355,7 @@ def recall_search(
     hybrid = request.query_embedding is not None and as_of is None
     nested = db.conn.in_transaction
     with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
+        scored: dict[Target, tuple[float, str]] = {}
         lexical = recall_lexical(
             conn,
             tenant_id,
@@ -331,11 +364,60 @@ def recall_search(
             as_of,
             candidates if hybrid else limit,
             tuning,
+            **({"scored": scored} if hybrid else {}),
         )
         lists: list[tuple[Sequence[Target], float]] = [(lexical, tuning.lexical_weight)]
-        if hybrid:
+        if not hybrid:
+            fused = fuse_weighted(lists, limit, k=tuning.rrf_k)
+        elif tuning.fusion == "rrf":
             dense = recall_dense(db, conn, request, candidates, cache=not nested)
             lists.append((dense, tuning.dense_weight))
-        fused = fuse_weighted(lists, limit, k=tuning.rrf_k, impute_missing=tuning.impute_missing)
+            fused = fuse_weighted(
+                lists, limit, k=tuning.rrf_k, impute_missing=tuning.impute_missing
+            )
+        else:
+            ranks = recall_dense_ranks(db, conn, request, cache=not nested)
+            fused = _fuse_hybrid_scores(
+                conn, request, lexical, scored, ranks, dense_head(conn, ranks, candidates), tuning
+            )
         items = materialize_all(conn, fused, tenant_id, person_id, as_of)
     return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [_NO_MATCH_GAP])
+
+
+def _fuse_hybrid_scores(
+    conn: sqlite3.Connection,
+    request: m.SearchRequest,
+    lexical: Sequence[Target],
+    scored: dict[Target, tuple[float, str]],
+    ranks: DenseRanks,
+    dense: Sequence[Target],
+    tuning: RecallTuning,
+) -> list[tuple[Target, int]]:
+    """:func:`zkr.retrieval._score_fusion.fuse_scores` of the two heads: the dense z-scores of
+    the candidates and of their timeline neighbours (fetched in one query)."""
+    mean = float(ranks.best.mean()) if len(ranks) else 0.0
+    spread = float(ranks.best.std()) if len(ranks) else 0.0
+
+    def z(target: Target) -> float | None:
+        score = ranks.score(target)
+        return None if score is None or spread <= 0 else (score - mean) / spread
+
+    candidates = [*lexical, *dense]
+    dense_z = {target: value for target in candidates if (value := z(target)) is not None}
+    anchors = [scored[t][1] for t in lexical] + [t[1] for t in dense if t[0] == "source"]
+    neighbour_z: dict[str, float] = {}
+    for source_id, around in neighbours(
+        conn, request.tenant_id, request.person_id, anchors
+    ).items():
+        values = [value for n in around if (value := z(("source", n))) is not None]
+        if values:
+            neighbour_z[source_id] = sum(values) / len(values)
+    return fuse_scores(
+        [(target, *scored[target]) for target in lexical],
+        dense,
+        dense_z,
+        neighbour_z,
+        m.bounded_limit(request.limit),
+        lexical_share=tuning.lexical_share,
+        neighbour_weight=tuning.neighbour_weight,
+    )

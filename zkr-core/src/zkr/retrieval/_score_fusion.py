@@ -1,0 +1,141 @@
+"""The recall ranking's hybrid fusion: lexical and dense *scores*, the dense one spread over a
+capture's session neighbours.
+
+A candidate (the union of the lexical list's head and the dense list's head) scores::
+
+    LEXICAL_SHARE * bm25 / best bm25                       (0 when the lexical list lacks it)
+    + (1 - LEXICAL_SHARE) * (z + NEIGHBOUR_WEIGHT * n) / Z_SPAN
+
+where ``z`` is its dense score as a z-score over the scope's lane (how far above the scope's
+typical similarity it is; 0 for a memory without a vector) and ``n`` the mean ``z`` of its
+neighbours: the live captures next to it on its timeline, the very neighbours of the recall
+index's context column (:func:`zkr.store.recall_index` — same scope and kind, up to ``WINDOW``
+each side within ``SESSION_GAP_SECONDS``). A turn that answers a question is often one step away
+from the turn that resembles it; the lexical side already lends neighbours' words through the
+context column, and this is the dense analogue. Neighbours come from the live ``sources`` rows in
+one query, so a deleted capture lends nothing; a claim found by the dense lane alone has no
+timeline (``n`` = 0). ``Z_SPAN`` puts a z-score on the lexical term's 0..1 scale.
+
+The shares were chosen on LoCoMo's development conversations (0-4) with
+``benchmarks/recall_lab.py`` (sweep in ``docs/recall.md``): every setting with the lexical share
+in 0.65-0.75 and the neighbour weight in 1-1.5 lies within a point of the chosen one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+
+from zkr.retrieval._fusion import Target, target_key
+from zkr.store.recall_index import SESSION_GAP_SECONDS, WINDOW
+
+__all__ = ["LEXICAL_SHARE", "NEIGHBOUR_WEIGHT", "Z_SPAN", "fuse_scores", "neighbours"]
+
+LEXICAL_SHARE = 0.7
+NEIGHBOUR_WEIGHT = 1.25
+Z_SPAN = 4.0
+_POINTS = 10_000
+# Scores are compared as integers (parts per 10**9): the order never depends on float noise.
+_QUANTUM = 1_000_000_000
+
+# Each candidate's live neighbours, both sides, by the timeline index (one statement for all).
+_SIDE = """
+SELECT c.id, n.id FROM c CROSS JOIN sources AS n ON n.rowid IN (
+  SELECT rowid FROM sources
+  WHERE tenant_id = :tenant AND person_id = :person AND kind = c.kind AND deleted_at IS NULL
+    AND captured_at BETWEEN {low} AND {high} AND rowid != c.rid AND {side}
+  ORDER BY captured_at {order}, rowid {order} LIMIT :window)
+"""
+_NEIGHBOURS = (
+    """
+WITH c AS (
+  SELECT s.rowid AS rid, s.id, s.kind, s.captured_at AS at
+  FROM json_each(:ids) AS j CROSS JOIN sources AS s ON s.id = j.value
+  WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
+)"""
+    + _SIDE.format(
+        low="c.at - :gap",
+        high="c.at",
+        side="(captured_at < c.at OR rowid < c.rid)",
+        order="DESC",
+    )
+    + " UNION ALL "
+    + _SIDE.format(
+        low="c.at",
+        high="c.at + :gap",
+        side="(captured_at > c.at OR rowid > c.rid)",
+        order="ASC",
+    )
+)
+
+
+def neighbours(
+    conn: sqlite3.Connection, tenant_id: str, person_id: str, source_ids: Sequence[str]
+) -> dict[str, list[str]]:
+    """The live timeline neighbours of each live source among *source_ids* (one query)."""
+    found: dict[str, list[str]] = {}
+    if not source_ids:
+        return found
+    params = {
+        "ids": json.dumps(list(dict.fromkeys(source_ids))),
+        "tenant": tenant_id,
+        "person": person_id,
+        "gap": SESSION_GAP_SECONDS,
+        "window": WINDOW,
+    }
+    for source_id, neighbour_id in conn.execute(_NEIGHBOURS, params):
+        found.setdefault(source_id, []).append(neighbour_id)
+    return found
+
+
+def fuse_scores(
+    lexical: Sequence[tuple[Target, float, str]],
+    dense: Sequence[Target],
+    dense_z: Mapping[Target, float],
+    neighbour_z: Mapping[str, float],
+    limit: int,
+    *,
+    lexical_share: float = LEXICAL_SHARE,
+    neighbour_weight: float = NEIGHBOUR_WEIGHT,
+) -> list[tuple[Target, int]]:
+    """The best *limit* candidates with relevance in basis points (best 10000, the lowest
+    candidate 0).
+
+    *lexical* holds ``(target, bm25 score (higher better), the source it was found through)``;
+    *dense* the dense list's head (one entry per memory); *dense_z* each candidate's dense
+    z-score (missing: 0); *neighbour_z* the mean z of a source's neighbours (missing: 0). A
+    source's own neighbours count for it; a claim found lexically through a source counts that
+    source's.
+    """
+    best_lexical = max((score for _, score, _ in lexical), default=0.0)
+    lexical_part: dict[Target, float] = {}
+    anchor: dict[Target, str] = {}
+    for target, score, source_id in lexical:
+        if target not in lexical_part:
+            lexical_part[target] = score / best_lexical if best_lexical > 0 else 0.0
+            anchor[target] = source_id
+    for target in dense:
+        if target not in anchor and target[0] == "source":
+            anchor[target] = target[1]
+    dense_share = 1.0 - lexical_share
+    scores: dict[Target, int] = {}
+    for target in [*lexical_part, *dense]:
+        if target in scores:
+            continue
+        anchored = anchor.get(target)
+        spread = neighbour_z.get(anchored, 0.0) if anchored is not None else 0.0
+        value = (
+            lexical_share * lexical_part.get(target, 0.0)
+            + dense_share * (dense_z.get(target, 0.0) + neighbour_weight * spread) / Z_SPAN
+        )
+        scores[target] = round(value * _QUANTUM)
+    if not scores:
+        return []
+    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], target_key(pair[0])))
+    best, floor = ranked[0][1], ranked[-1][1]
+    span = best - floor
+    return [
+        (target, _POINTS if span == 0 else (score - floor) * _POINTS // span)
+        for target, score in ranked[:limit]
+    ]
