@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import locomo  # noqa: E402
+import locomo
 
 Floats = NDArray[np.float64]
 CATEGORIES_1_4 = frozenset({1, 2, 3, 4})
@@ -79,9 +79,7 @@ WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :perso
 """
 
 
-def dump(
-    db_path: Path, out: Path, lane: str, query_cache: Path | None, indexes: list[int]
-) -> None:
+def dump(db_path: Path, out: Path, lane: str, query_cache: Path | None, indexes: list[int]) -> None:
     from zkr.db import MemoryDb
     from zkr.retrieval._recall import CONTEXT_WEIGHT, recall_match
     from zkr.store.recall_index import SESSION_GAP_SECONDS
@@ -106,8 +104,9 @@ def dump(
                 query_cache.write_bytes(pickle.dumps(vectors))
         conn = db.conn
         for conv in asked:
-            rows = conn.execute(_SCOPE_ROWS, (model, version, locomo.TENANT, conv.sample_id))
-            rows = rows.fetchall()
+            rows = conn.execute(
+                _SCOPE_ROWS, (model, version, locomo.TENANT, conv.sample_id)
+            ).fetchall()
             position = {rowid: i for i, (_, rowid, _, _, _) in enumerate(rows)}
             times = np.array([r[2] for r in rows])
             session = np.cumsum(np.r_[0, np.diff(times) > SESSION_GAP_SECONDS])
@@ -135,7 +134,8 @@ def dump(
                     features.append(values)
                 cosine = matrix @ np.asarray(vectors[q.query], dtype=np.float64)
                 cosine /= np.linalg.norm(vectors[q.query])
-                items.append(Item(q.qid, conv.index, q.category, gold, *features, cosine))
+                lexical, own = features
+                items.append(Item(q.qid, conv.index, q.category, gold, lexical, own, cosine))
             locomo.log(f"dumped {conv.sample_id}: {len(rows)} captures")
     out.write_bytes(pickle.dumps({"lane": lane, "scopes": scopes, "items": items}))
 
@@ -220,33 +220,48 @@ def fmt(result: dict[str, dict[str, float]]) -> str:
 
 
 def zscore(values: Floats) -> Floats:
-    return (values - values.mean()) / (values.std() + 1e-9)
+    scaled: Floats = (values - values.mean()) / (values.std() + 1e-9)
+    return scaled
 
 
-def combined(
-    alpha: float,
-    beta: float = 0.0,
-    window: int = 2,
-    depth: int = 100,
-    lex_norm: str = "max",
-    how: str = "max",
-    lex_beta: float = 0.0,
-) -> Fusion:
-    """alpha * lexical (normalised) + (1 - alpha) * dense z-score, the dense score raised by
-    *beta* times the neighbours' (z-scored) dense score."""
+def ranks_of(values: Floats) -> Floats:
+    order = np.argsort(-values, kind="stable")
+    places = np.empty(len(values))
+    places[order] = np.arange(len(values))
+    return places
+
+
+def weighted_rrf(weight: float, k: int, depth: int = 50) -> Fusion:
+    """The fusion shipped before: ``1 / (k + rank)`` lexical plus ``weight / (k + rank)`` dense
+    over both lists' first *depth* entries."""
 
     def fusion(item: Item, scope: Scope) -> Floats:
-        lex = lexical_head(item.lexical, depth)
-        top = lex.max()
-        if lex_norm == "max":
-            lex = lex / top if top > 0 else lex
+        lexical = lexical_head(item.lexical, depth)
+        lexical_rank, dense_rank = ranks_of(lexical), ranks_of(item.dense)
+        scores: Floats = np.where(lexical > 0, 1 / (k + 1 + lexical_rank), 0.0) + np.where(
+            dense_rank < depth, weight / (k + 1 + dense_rank), 0.0
+        )
+        return scores
+
+    return fusion
+
+
+def score_fusion(share: float, neighbour_weight: float, depth: int = 50) -> Fusion:
+    """What zkr ships (:mod:`zkr.retrieval._score_fusion`): over the union of both lists' first
+    *depth* entries, ``share * bm25 / best + (1 - share) * (z + neighbour_weight * n) / 4`` with
+    ``z`` the dense z-score and ``n`` the mean z of the session neighbours (2 each side)."""
+
+    def fusion(item: Item, scope: Scope) -> Floats:
+        lexical = lexical_head(item.lexical, depth)
+        candidate = lexical > 0
+        candidate[np.argsort(-item.dense, kind="stable")[:depth]] = True
         dense = zscore(item.dense)
-        if beta:
-            spread = neighbour_max if how == "max" else neighbour_mean
-            dense = dense + beta * spread(dense, scope.session, window)
-        if lex_beta:
-            lex = lex + lex_beta * neighbour_max(lex, scope.session, window)
-        return alpha * lex + (1 - alpha) * dense / 4
+        spread = neighbour_mean(dense, scope.session, 2)
+        top = lexical.max() or 1.0
+        scores: Floats = (
+            share * lexical / top + (1 - share) * (dense + neighbour_weight * spread) / 4
+        )
+        return np.where(candidate, scores, -1e9)
 
     return fusion
 
@@ -259,14 +274,15 @@ def sweep(path: Path) -> None:
     def show(name: str, fusion: Fusion) -> None:
         print(f"{name:44s} {fmt(evaluate(items, scopes, fusion))}", flush=True)
 
-    show("lexical (recall index)", lambda item, scope: lexical_head(item.lexical, 100))
+    show("lexical (recall index)", lambda item, scope: lexical_head(item.lexical, 50))
     show("dense", lambda item, scope: item.dense)
-    for alpha in (0.5, 0.6, 0.7, 0.8):
-        show(f"combsum a={alpha}", combined(alpha))
-    for beta in (0.25, 0.5, 0.75):
-        for alpha in (0.5, 0.6, 0.7):
-            show(f"combsum a={alpha} nb-max b={beta}", combined(alpha, beta))
-            show(f"combsum a={alpha} nb-mean b={beta}", combined(alpha, beta, how="mean"))
+    show("weighted rrf, dense 0.3, k 10", weighted_rrf(0.3, 10))
+    for share in (0.65, 0.7, 0.75):
+        for neighbour_weight in (0.0, 0.75, 1.0, 1.25, 1.5):
+            show(
+                f"scores share {share} neighbours {neighbour_weight}",
+                score_fusion(share, neighbour_weight),
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -305,6 +305,34 @@ def test_roles_are_passed_and_dense_lists_one_entry_per_memory(
     assert len(set(excerpts(contract))) == 3
 
 
+def test_a_turn_next_to_a_similar_turn_ranks_higher_until_that_turn_is_deleted(
+    db: MemoryDb, registered_plugin: Callable[..., str]
+) -> None:
+    """Dense neighbour propagation: two captures with one text, one of them next to a capture
+    that resembles the query; no query word matches anything, so only the dense side speaks."""
+    registered_plugin(LetterPlugin(), name="letters")
+    day = 86_400
+    remember(db, "zzzz", at=0)
+    near = remember(db, "mmmm", at=10)
+    similar = remember(db, "qqqq qqqq", at=20)
+    remember(db, "zzzz", at=10 * day)
+    far = remember(db, "mmmm", at=10 * day + 10)
+    db.rebuild(m.RebuildRequest(**SCOPE, model="test/letters", version="1"))
+    vector = LetterEmbedder().embed_batch(["qqqq"], role="query")[0]
+    lane = {"model": "test/letters", "version": "1", "vector": vector}
+
+    def relevance() -> dict[str, int]:
+        pack = search(db, "nothing", query_embedding=lane)
+        return {item.evidence_ids[0]: item.relevance_basis_points for item in pack.items}
+
+    before = relevance()
+    assert before[near.evidence_id] > before[far.evidence_id]
+    db.delete(m.DeleteRequest(**SCOPE, source_id=similar.source_id, deleted_at=30))
+    after = relevance()
+    assert similar.evidence_id not in after
+    assert after[near.evidence_id] == after[far.evidence_id]
+
+
 def test_an_embedder_without_roles_is_called_without_role(
     db: MemoryDb, registered_plugin: Callable[..., str]
 ) -> None:

@@ -28,7 +28,8 @@ from zkr.retrieval._lexical import _resolve
 from zkr.store.recall_index import SESSION_GAP_SECONDS
 
 LITERAL = """
-SELECT s.id, bm25(recall_fts, 1.0, 1.0, :context) FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
+SELECT s.id, bm25(recall_fts, 1.0, 1.0, :context)
+FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
 WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
   AND s.deleted_at IS NULL
 ORDER BY bm25(recall_fts, 1.0, 1.0, :context), s.id
@@ -52,9 +53,7 @@ def literal_lexical(
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
         params["recorded_at"] = as_of.recorded_at
-    bm25 = dict(
-        conn.execute(LITERAL, {**params, "match": match, "context": tuning.context_weight})
-    )
+    bm25 = dict(conn.execute(LITERAL, {**params, "match": match, "context": tuning.context_weight}))
     sources = list(bm25)
     resolved = _resolve(conn, sources, params, as_of is not None)
     ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts

@@ -32,7 +32,13 @@ from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._materialize import materialize_all
-from zkr.retrieval._score_fusion import LEXICAL_SHARE, NEIGHBOUR_WEIGHT, fuse_scores, neighbours
+from zkr.retrieval._score_fusion import (
+    LEXICAL_SHARE,
+    MIN_SPREAD,
+    NEIGHBOUR_WEIGHT,
+    fuse_scores,
+    neighbours,
+)
 
 if TYPE_CHECKING:
     from zkr.embeddings.dense import DenseRanks
@@ -396,11 +402,13 @@ def _fuse_hybrid_scores(
     """:func:`zkr.retrieval._score_fusion.fuse_scores` of the two heads: the dense z-scores of
     the candidates and of their timeline neighbours (fetched in one query)."""
     mean = float(ranks.best.mean()) if len(ranks) else 0.0
-    spread = float(ranks.best.std()) if len(ranks) else 0.0
+    # Scores that vary by less than MIN_SPREAD across the scope say nothing about the query:
+    # the floor keeps float noise between them from becoming whole z-units.
+    spread = max(float(ranks.best.std()) if len(ranks) else 0.0, MIN_SPREAD)
 
     def z(target: Target) -> float | None:
         score = ranks.score(target)
-        return None if score is None or spread <= 0 else (score - mean) / spread
+        return None if score is None else (score - mean) / spread
 
     candidates = [*lexical, *dense]
     dense_z = {target: value for target in candidates if (value := z(target)) is not None}

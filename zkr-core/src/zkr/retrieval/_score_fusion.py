@@ -30,11 +30,13 @@ from collections.abc import Mapping, Sequence
 from zkr.retrieval._fusion import Target, target_key
 from zkr.store.recall_index import SESSION_GAP_SECONDS, WINDOW
 
-__all__ = ["LEXICAL_SHARE", "NEIGHBOUR_WEIGHT", "Z_SPAN", "fuse_scores", "neighbours"]
+__all__ = ["LEXICAL_SHARE", "MIN_SPREAD", "NEIGHBOUR_WEIGHT", "Z_SPAN", "fuse_scores", "neighbours"]
 
 LEXICAL_SHARE = 0.7
 NEIGHBOUR_WEIGHT = 1.25
 Z_SPAN = 4.0
+#: The least spread of dense scores a z-score divides by (cosines; e5 on LoCoMo spreads ~0.03).
+MIN_SPREAD = 1e-3
 _POINTS = 10_000
 # Scores are compared as integers (parts per 10**9): the order never depends on float noise.
 _QUANTUM = 1_000_000_000
@@ -99,8 +101,9 @@ def fuse_scores(
     lexical_share: float = LEXICAL_SHARE,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
 ) -> list[tuple[Target, int]]:
-    """The best *limit* candidates with relevance in basis points (best 10000, the lowest
-    candidate 0).
+    """The best *limit* candidates with relevance in basis points: 10000 for the best, minus
+    10000 per unit of score behind it (a unit: the lexical term of the best bm25 at share 1),
+    at least 0 — so float noise between near-equal scores never shows as a relevance gap.
 
     *lexical* holds ``(target, bm25 score (higher better), the source it was found through)``;
     *dense* the dense list's head (one entry per memory); *dense_z* each candidate's dense
@@ -133,9 +136,8 @@ def fuse_scores(
     if not scores:
         return []
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], target_key(pair[0])))
-    best, floor = ranked[0][1], ranked[-1][1]
-    span = best - floor
+    best = ranked[0][1]
     return [
-        (target, _POINTS if span == 0 else (score - floor) * _POINTS // span)
+        (target, max(0, _POINTS - (best - score) * _POINTS // _QUANTUM))
         for target, score in ranked[:limit]
     ]
