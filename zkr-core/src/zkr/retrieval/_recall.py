@@ -9,14 +9,13 @@ different lists:
   :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id;
 * **dense** (with ``query_embedding``): the lane's ranking with **one entry per memory** — an
   evidence row and its source carry the same text, so the evidence counts for its source;
-* **weighted reciprocal-rank fusion**: ``LEXICAL_WEIGHT / (RRF_K + rank)`` plus
-  ``DENSE_WEIGHT / (RRF_K + rank)``, over the union of both lists' heads (each list's own head, so
-  a memory only the dense side found is a candidate like any other and ranks by what its dense
-  place is worth). The weights are the lists' merit as measured: on LoCoMo's development
-  conversations (0-4) the dense lane alone finds the cited turn in its top 10 for 55 % (MiniLM) or
-  61 % (e5) of questions against 82 % for the recall lexical list, so its vote is 0.3 of the
-  lexical one, with k = 10 (sweep in ``docs/recall.md``). Scoring a memory missing from one list as
-  if it sat just past that list's head was tried and cost 2-4 points.
+* **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:
+  the lexical bm25 as a share of the best, plus the dense z-score of the memory and of its
+  timeline neighbours (the context column's neighbours, live ones only). On LoCoMo's development
+  conversations (0-4, e5) it finds the cited turn in the top 10 for 83 % of questions against
+  82 % for the weighted reciprocal-rank fusion it replaced (``fuse_weighted``: kept, selectable
+  with ``RecallTuning(fusion="rrf")``, and used by the PostgreSQL replica); the sweep is in
+  ``docs/recall.md``.
 """
 
 from __future__ import annotations
@@ -71,7 +70,7 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 CONTEXT_WEIGHT = 0.35
 #: Alphabetic query words this long also match as prefixes (0: never).
 PREFIX_FROM = 4
-#: Reciprocal-rank fusion constant and list weights (chosen on development data).
+#: Weighted reciprocal-rank fusion (``fusion="rrf"``, and the replica's): constant and weights.
 RRF_K = 10
 LEXICAL_WEIGHT = 1.0
 DENSE_WEIGHT = 0.3
