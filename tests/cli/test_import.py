@@ -328,5 +328,22 @@ def test_an_over_long_line_is_refused_without_being_held(tmp_path: Path) -> None
         "stored": 2,
         "replayed": 0,
         "refused": [{"line": 1, "error": too_big}, {"line": 3, "error": too_big}],
+        "refused_count": 2,
     }
     assert stream.largest <= MAX_REQUEST_BYTES + 3
+
+
+def test_a_file_of_many_bad_lines_keeps_a_bounded_list_of_reasons(tmp_path: Path) -> None:
+    # Every refused line's reason was kept: a file of millions of bad lines (a few bytes each)
+    # grew the summary, in memory and in the one output line, without bound.
+    from zkr.db import MemoryDb
+    from zkr_cli.importing import MAX_REFUSED_LISTED, import_lines
+
+    lines = 3 * MAX_REFUSED_LISTED
+    data = b"x\n" * lines + json.dumps(good(1)).encode() + b"\n"
+    with MemoryDb(tmp_path / "m.db") as db:
+        summary = import_lines(db, io.BytesIO(data)).to_json()
+    assert summary["lines"] == lines + 1 and summary["stored"] == 1
+    assert summary["refused_count"] == lines
+    assert len(summary["refused"]) == MAX_REFUSED_LISTED  # the first ones, in line order
+    assert [r["line"] for r in summary["refused"]] == list(range(1, MAX_REFUSED_LISTED + 1))

@@ -148,9 +148,12 @@ def _forget(result: dict[str, Any]) -> list[str]:
 def _import(summary: dict[str, Any]) -> list[str]:
     lines = [
         f"{summary['lines']} line(s): {summary['stored']} stored, {summary['replayed']} replayed,"
-        f" {len(summary['refused'])} refused"
+        f" {summary['refused_count']} refused"
     ]
     lines.extend(f"{_INDENT}line {r['line']}: {r['error']}" for r in summary["refused"])
+    unlisted = summary["refused_count"] - len(summary["refused"])
+    if unlisted:
+        lines.append(f"{_INDENT}... and {unlisted} more refused line(s)")
     return lines
 
 

@@ -10,7 +10,9 @@ derived from its content (``import-sha256:`` + the SHA-256 of the request's cano
 re-run stores nothing twice either; two identical keyless lines are one memory.
 
 Progress goes to stderr when stderr is a terminal; the summary (``stored``, ``replayed``,
-``refused`` with each line number and reason, ``lines``) is the command's one output line.
+``refused`` with each line number and reason, ``lines``) is the command's one output line. Only the
+first :data:`MAX_REFUSED_LISTED` refused lines are listed (``refused_count`` counts them all), so a
+file of millions of bad lines does not grow the summary without bound.
 """
 
 from __future__ import annotations
@@ -26,12 +28,21 @@ if TYPE_CHECKING:
     from zkr import models as m
     from zkr.db import MemoryDb
 
-__all__ = ["BATCH_LINES", "DERIVED_KEY_PREFIX", "ImportSummary", "derived_key", "import_lines"]
+__all__ = [
+    "BATCH_LINES",
+    "DERIVED_KEY_PREFIX",
+    "MAX_REFUSED_LISTED",
+    "ImportSummary",
+    "derived_key",
+    "import_lines",
+]
 
 #: Lines per transaction.
 BATCH_LINES = 200
 #: Prefix of the ingestion key given to a line that has none.
 DERIVED_KEY_PREFIX = "import-sha256:"
+#: Refused lines listed with their reason in the summary (all are counted).
+MAX_REFUSED_LISTED = 1000
 #: Bytes read at a time while skipping the rest of an over-long line.
 _SKIP_PIECE = 1 << 16
 #: Seconds between two progress updates on a terminal.
@@ -46,6 +57,12 @@ class ImportSummary:
     stored: int = 0
     replayed: int = 0
     refused: list[dict[str, Any]] = field(default_factory=list)
+    refused_count: int = 0
+
+    def refuse(self, line: int, error: str) -> None:
+        self.refused_count += 1
+        if len(self.refused) < MAX_REFUSED_LISTED:
+            self.refused.append({"line": line, "error": error})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +70,7 @@ class ImportSummary:
             "stored": self.stored,
             "replayed": self.replayed,
             "refused": self.refused,
+            "refused_count": self.refused_count,
         }
 
 
@@ -97,7 +115,7 @@ class _Progress:
         self.shown = now
         self.stream.write(
             f"\rimport: line {summary.lines}: {summary.stored} stored, {summary.replayed} replayed,"
-            f" {len(summary.refused)} refused"
+            f" {summary.refused_count} refused"
         )
         if final:
             self.stream.write("\n")
@@ -150,7 +168,7 @@ def _one(
         known = is_stored(conn, request.tenant_id, request.person_id, request.ingestion_key)
         remember.call(db, request)
     except ZkrError as exc:
-        summary.refused.append({"line": number, "error": exc.message})
+        summary.refuse(number, exc.message)
         return
     if not known:
         summary.stored += 1
