@@ -13,8 +13,9 @@ embedded there with the same MiniLM plugin (``zkr-postgres rebuild``). Rows:
 * ``sqlite-lexical`` / ``sqlite-hybrid``: zkr's search on the SQLite file (the contract ranking);
 * ``sqlite-recall-lexical`` / ``sqlite-recall-hybrid``: the recall ranking, when zkr-core's search
   request has ``ranking``;
-* ``replica-lexical`` / ``replica-hybrid``: ``zkr-postgres``'s search (its recall ranking:
-  ``ts_rank_cd`` with English stemming + pgvector cosine, weighted reciprocal-rank fusion).
+* ``replica-lexical`` / ``replica-hybrid``: ``zkr-postgres``'s search (zkr's recall ranking in
+  SQL: BM25 per scope over English-stemmed tsvectors with neighbour context + pgvector cosine,
+  zkr's weighted reciprocal-rank fusion).
 
 ``hit@10`` is the issue's any@10. Only the development conversations (0-4) are the default; the
 data is read at run time and never copied.
