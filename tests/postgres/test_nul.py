@@ -30,6 +30,15 @@ def source(tmp_path: Path) -> tuple[MemoryDb, dict[str, str]]:
             captured_at=10,
             recorded_at=10,
             ingestion_key="turn\x001",
+            # Locator fields end in _id but are free text: kept (NUL -> U+FFFD), not refused.
+            locator=m.LocatorInput(
+                device_id="dev\x00ice",
+                provider="p",
+                stream_id="s",
+                segment_id="seg",
+                start_ms=0,
+                end_ms=5,
+            ),
             claim=m.ClaimInput(
                 subject="Sam\x00",
                 predicate="learns",
@@ -77,6 +86,8 @@ def test_nul_text_syncs_and_reads_back_exactly(
         ).fetchone()
         assert row == ("Sam said violin lessons start  in May", "turn 1", True)
         assert conn.execute("SELECT count(*) FROM zkr.sources").fetchone() == (2,)
+        device = conn.execute("SELECT device_id FROM zkr.evidence WHERE device_id IS NOT NULL")
+        assert device.fetchall() == [("dev\ufffdice",)]
     with Replica(pg) as replica:
         for kind in ("source", "claim"):
             request = m.GetRequest(**SCOPE, target=m.TargetRef(kind=kind, id=ids[kind]))

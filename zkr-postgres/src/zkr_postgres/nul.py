@@ -56,6 +56,10 @@ def kept(text: str | None) -> str | None:
     return None if text is None else text.replace(NUL, "\ufffd")
 
 
+#: A transcript locator's fields are free text that ends in ``_id``: kept with U+FFFD, not keys.
+_LOCATOR = frozenset({"device_id", "stream_id", "segment_id"})
+
+
 def check_ids(raw: Any) -> None:
     """Refuse a record whose scope or any id holds NUL (PostgreSQL could not key it).
 
@@ -63,7 +67,7 @@ def check_ids(raw: Any) -> None:
     """
     if isinstance(raw, dict):
         for name, value in raw.items():
-            is_id = name in ("id", "tenant_id", "person_id") or name.endswith(("_id", "_ids"))
+            is_id = name not in _LOCATOR and (name == "id" or name.endswith(("_id", "_ids")))
             if is_id and _holds_nul(value):
                 raise ExportError(
                     f"export record field {name} holds U+0000 (NUL), which PostgreSQL text"
