@@ -255,12 +255,14 @@ def requests_for(name: str, template: dict[str, Any]) -> st.SearchStrategy[Any]:
     # Own-scope ids weigh more (so writes that need two of them get through), the other scope's
     # are there to be refused exactly like missing ones.
     own, victim = template["ids"][SCOPE[0]], template["ids"][VICTIM[0]]
-    by_kind = {
-        "source": [own[0], own[5]] * 2 + [victim[0]],
-        "evidence": [own[1], own[6]] * 2 + [victim[1]],
-        "claim": [own[2]] * 4 + [victim[2]],
-    }
-    ids = Known(own * 4 + victim, by_kind)
+    ids: list[str] = own * 4 + victim
+    if len(own) >= 7 and len(victim) >= 3:  # a template of seed()'s (others give plain ids)
+        by_kind = {
+            "source": [own[0], own[5]] * 2 + [victim[0]],
+            "evidence": [own[1], own[6]] * 2 + [victim[1]],
+            "claim": [own[2]] * 4 + [victim[2]],
+        }
+        ids = Known(ids, by_kind)
     base = model_value(model, ids, 0).map(lambda request: {**request, **_scoped(request)})
     if name == "apply":
         base = st.builds(
