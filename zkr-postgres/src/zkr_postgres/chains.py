@@ -14,7 +14,7 @@ from typing import Any
 
 from zkr import models as m
 from zkr.errors import NotFound
-from zkr.retrieval.chains import _events  # a version's events, from the models: zkr's own
+from zkr.retrieval.chains import assemble_history  # zkr's own answer from the versions
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
 from zkr_postgres.nul import has_nul, restored
@@ -80,23 +80,7 @@ def history(conn: Conn, request: m.HistoryRequest) -> m.ClaimHistory:
             raise NotFound()
         chain = _chain(conn, scope, request.claim_id)
         versions = [_version(conn, {**scope, "id": claim_id}) for claim_id in chain]
-    events = sorted(
-        (event for index, version in enumerate(versions) for event in _events(version, index)),
-        key=lambda pair: pair[0],
-    )
-    current = [
-        v.claim.id
-        for v, _ in versions
-        if v.claim.status is m.ClaimStatus.accepted
-        and v.claim.valid_time.until is None
-        and v.claim.recorded_time.until is None
-    ]
-    return m.ClaimHistory(
-        claim_id=request.claim_id,
-        current_claim_id=current[-1] if current else None,
-        versions=[version for version, _ in versions],
-        events=[event for _, event in events],
-    )
+    return assemble_history(request.claim_id, versions)
 
 
 def _chain(conn: Conn, scope: dict[str, str], claim_id: str) -> list[str]:

@@ -31,7 +31,7 @@ from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["history"]
+__all__ = ["assemble_history", "history"]
 
 # Same-time events are listed in the order they happen inside one operation.
 _EVENT_ORDER = {
@@ -96,6 +96,13 @@ def history(db: Database, request: m.HistoryRequest) -> m.ClaimHistory:
         chain = _chain(conn, scope, request.claim_id)
         budget = _Budget()
         versions = [_version(conn, scope, claim_id, budget) for claim_id in chain]
+    return assemble_history(request.claim_id, versions)
+
+
+def assemble_history(claim_id: str, versions: list[_Version]) -> m.ClaimHistory:
+    """The answer from a chain's versions (oldest first, each with which of its evidence is its
+    origin): the events of every version in time order and the current version, if any. Shared by
+    every store that answers ``history`` (zkr-postgres too), so their answers cannot drift."""
     events = sorted(
         (event for index, version in enumerate(versions) for event in _events(version, index)),
         key=lambda pair: pair[0],
@@ -108,7 +115,7 @@ def history(db: Database, request: m.HistoryRequest) -> m.ClaimHistory:
         and v.claim.recorded_time.until is None
     ]
     return m.ClaimHistory(
-        claim_id=request.claim_id,
+        claim_id=claim_id,
         current_claim_id=current[-1] if current else None,
         versions=[version for version, _ in versions],
         events=[event for _, event in events],
