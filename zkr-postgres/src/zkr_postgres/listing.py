@@ -16,7 +16,7 @@ from typing import Any
 
 from zkr import models as m
 from zkr.jsonio import compact_len
-from zkr.retrieval.listing import decode_cursor, encode_cursor
+from zkr.retrieval.listing import encode_cursor, listed_kinds, page_bound
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 from zkr_postgres._db import Conn
@@ -98,25 +98,6 @@ def _statements(keyset: bool, as_of: bool) -> tuple[str, str]:
     return claims, captures
 
 
-def _bound(request: m.MemoriesRequest) -> tuple[int, str] | None:
-    """Items sort strictly before this (recorded, id): the cursor's, or with ``as_of`` the first
-    key past its recorded time (``(R + 1, "")``), whichever comes first (zkr's rule)."""
-    bound = None if request.cursor is None else decode_cursor(request.cursor)
-    as_of = request.as_of
-    if as_of is not None and as_of.recorded_at < m.I64_MAX:
-        past = (as_of.recorded_at + 1, "")
-        bound = past if bound is None else min(bound, past)
-    return bound
-
-
-def _kinds(request: m.MemoriesRequest) -> tuple[list[str], list[str]]:
-    claim_kinds = [k.value for k in request.claim_kinds]
-    source_kinds = [k.value for k in request.source_kinds]
-    if not claim_kinds and not source_kinds:
-        return [k.value for k in m.ClaimKind], [k.value for k in m.SourceKind]
-    return sorted(set(claim_kinds)), sorted(set(source_kinds))
-
-
 def _claim_item(row: Sequence[Any]) -> m.MemoryListItem:
     cid, kind, subject, predicate, value, vf, vu, rf, ru, status, cited, exact = row
     text = restored({"subject": subject, "predicate": predicate, "value": value}, exact)
@@ -185,14 +166,14 @@ def memories(conn: Conn, request: m.MemoriesRequest) -> m.MemoriesPage:
     """
     require_scope(request.tenant_id, request.person_id)
     limit = m.bounded_limit(request.limit)
-    bound = _bound(request)
+    bound = page_bound(request)
     if has_nul(request.tenant_id, request.person_id):
         return m.MemoriesPage(items=[], next_cursor=None)  # no stored scope holds NUL
     if bound is not None and has_nul(bound[1]):
         # Stored ids hold no NUL: the ids before "x\0…" in byte order are those before "x\1".
         bound = (bound[0], bound[1].split(NUL, 1)[0] + "\x01")
 
-    claim_kinds, source_kinds = _kinds(request)
+    claim_kinds, source_kinds = listed_kinds(request)
     params: dict[str, Any] = {
         "t": request.tenant_id,
         "p": request.person_id,

@@ -33,7 +33,9 @@ __all__ = [
     "claim_statements",
     "decode_cursor",
     "encode_cursor",
+    "listed_kinds",
     "memories",
+    "page_bound",
 ]
 
 _SUPPORTS = "'\"supports\"'"
@@ -117,7 +119,7 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
     return value, memory_id
 
 
-def _bound(request: m.MemoriesRequest) -> tuple[int, str] | None:
+def page_bound(request: m.MemoriesRequest) -> tuple[int, str] | None:
     """Items must sort strictly before this (recorded, id): the cursor's, or with ``as_of`` the
     first key past its recorded time (``(R + 1, "")``), whichever comes first."""
     bound = None if request.cursor is None else decode_cursor(request.cursor)
@@ -128,7 +130,7 @@ def _bound(request: m.MemoriesRequest) -> tuple[int, str] | None:
     return bound
 
 
-def _kinds(request: m.MemoriesRequest) -> tuple[list[str], list[str]]:
+def listed_kinds(request: m.MemoriesRequest) -> tuple[list[str], list[str]]:
     """The claim kinds and source kinds to read."""
     claim_kinds = [k.value for k in request.claim_kinds]
     source_kinds = [k.value for k in request.source_kinds]
@@ -155,11 +157,11 @@ def memories(db: Database, request: m.MemoriesRequest) -> m.MemoriesPage:
     as_of = request.as_of
     if as_of is not None:
         params["valid_at"], params["recorded_at"] = as_of.valid_at, as_of.recorded_at
-    bound = _bound(request)
+    bound = page_bound(request)
     keyset = bound is not None
     if bound is not None:
         params["after_recorded"], params["after_id"] = bound
-    claim_kinds, source_kinds = _kinds(request)
+    claim_kinds, source_kinds = listed_kinds(request)
     as_of_mode = as_of is not None
     claim_sql, claim_evidence = claim_statements(keyset, as_of_mode)
     capture_sql, capture_evidence = capture_statements(keyset, as_of_mode)
