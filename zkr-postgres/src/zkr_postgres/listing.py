@@ -15,10 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from zkr import models as m
-from zkr.jsonio import compact_len
-from zkr.retrieval.listing import encode_cursor, listed_kinds, page_bound
+from zkr.retrieval.listing import listed_kinds, memories_page, page_bound
 from zkr.store.validation import require_scope
-from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 from zkr_postgres._db import Conn
 from zkr_postgres.nul import NUL, has_nul, restored
 from zkr_postgres.retrieval import cap_excerpt, scoped
@@ -140,21 +138,6 @@ def _capture_item(row: Sequence[Any]) -> m.MemoryListItem:
     )
 
 
-def _page(items: Sequence[m.MemoryListItem], limit: int) -> m.MemoriesPage:
-    """At most *limit* items and MAX_READ_PAGE_BYTES of compact JSON, with the next cursor."""
-    page: list[m.MemoryListItem] = []
-    size = 2  # "[]"
-    for item in items[:limit]:
-        item_size = compact_len(item.model_dump(mode="json", by_alias=True)) + (1 if page else 0)
-        if page and size + item_size > MAX_READ_PAGE_BYTES:
-            break
-        page.append(item)
-        size += item_size
-    more = len(items) > len(page)
-    next_cursor = encode_cursor(page[-1].recorded_at, page[-1].memory.id) if more else None
-    return m.MemoriesPage(items=page, next_cursor=next_cursor)
-
-
 def _id_key(memory_id: str) -> bytes:
     return memory_id.encode("utf-8")
 
@@ -195,4 +178,4 @@ def memories(conn: Conn, request: m.MemoriesRequest) -> m.MemoriesPage:
     for row in capture_rows:
         rows.append((row[4], _id_key(row[0]), _capture_item(row)))
     rows.sort(key=lambda r: (r[0], r[1]), reverse=True)
-    return _page([item for _, _, item in rows[: limit + 1]], limit)
+    return memories_page([item for _, _, item in rows[: limit + 1]], limit)

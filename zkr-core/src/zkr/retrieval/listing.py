@@ -35,6 +35,7 @@ __all__ = [
     "encode_cursor",
     "listed_kinds",
     "memories",
+    "memories_page",
     "page_bound",
 ]
 
@@ -187,10 +188,12 @@ def memories(db: Database, request: m.MemoriesRequest) -> m.MemoriesPage:
         _claim_item(row, claim_cited) if is_claim else _capture_item(row, capture_cited)
         for _, _, is_claim, row in rows
     ]
-    return _page(items, limit)
+    return memories_page(items, limit)
 
 
-def _page(items: Sequence[m.MemoryListItem], limit: int) -> m.MemoriesPage:
+def memories_page(items: Sequence[m.MemoryListItem], limit: int) -> m.MemoriesPage:
+    """At most *limit* items and MAX_READ_PAGE_BYTES of compact JSON, with the next cursor (every
+    store that answers ``memories`` pages the same way)."""
     page: list[m.MemoryListItem] = []
     size = 2  # "[]"
     for item in items[:limit]:
