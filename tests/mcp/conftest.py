@@ -111,7 +111,10 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def http_server(settings: Settings) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``zkr-mcp --transport streamable-http`` on 127.0.0.1; yields its URL and the process."""
+    """``zkr-mcp --transport streamable-http`` on 127.0.0.1; yields its URL and the process.
+
+    A ``settings.token`` is handed to the server in ``ZKR_MCP_TOKEN``.
+    """
     port = _free_port()
     command = [
         zkr_mcp_command(),
@@ -122,8 +125,10 @@ def http_server(settings: Settings) -> Iterator[tuple[str, subprocess.Popen[byte
         "--host", "127.0.0.1",
         "--port", str(port),
     ]  # fmt: skip
+    # The token travels the way the docs say it should: in the environment, never on a flag.
+    token = {} if settings.token is None else {"ZKR_MCP_TOKEN": settings.token}
     process = subprocess.Popen(
-        command, env=_environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        command, env=_environment(**token), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
         deadline = time.monotonic() + 30

@@ -17,7 +17,7 @@ def test_flags_give_every_setting() -> None:
             "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "9000",
             "--embedder", "sentence-transformers/all-MiniLM-L6-v2/onnx-w8-8199be6f",
         ],
-        {},
+        {"ZKR_MCP_TOKEN": " s3cret\n"},
     )  # fmt: skip
     assert settings == Settings(
         db="m.db",
@@ -28,6 +28,7 @@ def test_flags_give_every_setting() -> None:
         port=9000,
         # The version is what follows the last slash: model names contain slashes.
         embedder=("sentence-transformers/all-MiniLM-L6-v2", "onnx-w8-8199be6f"),
+        token="s3cret",  # surrounding whitespace (a file's newline) is not part of it
     )
 
 

@@ -32,8 +32,11 @@ async def _serve_stdio(app: ZkrMcp) -> None:
 def _serve_http(app: ZkrMcp, settings: Settings) -> None:
     import uvicorn
 
+    from zkr_mcp.http_token import BearerTokenGuard
+
     asgi = app.server.streamable_http_app(host=settings.host)
-    uvicorn.run(asgi, host=settings.host, port=settings.port, log_level="warning")
+    guarded = asgi if settings.token is None else BearerTokenGuard(asgi, settings.token)
+    uvicorn.run(guarded, host=settings.host, port=settings.port, log_level="warning")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,11 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 anyio.run(_serve_stdio, app)
             else:
                 log.warning(
-                    "serving %s/%s on http://%s:%d/mcp",
+                    "serving %s/%s on http://%s:%d/mcp%s",
                     settings.tenant_id,
                     settings.person_id,
                     settings.host,
                     settings.port,
+                    "" if settings.token is None else " (bearer token required)",
                 )
                 _serve_http(app, settings)
     except ZkrError as exc:

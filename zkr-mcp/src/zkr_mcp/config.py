@@ -3,16 +3,28 @@
 The scope (tenant, person) belongs to the server, never to a tool call: an MCP client config names
 it once (``--tenant``/``--person`` or ``ZKR_TENANT``/``ZKR_PERSON``), and no model-facing schema
 has a field for it, so a model cannot reach another person's memory.
+
+Over HTTP, an address other than loopback needs a bearer token (``ZKR_MCP_TOKEN``, or a file named
+by ``--token-file``): a person's memory is not served to the network unauthenticated. The token
+is never a plain flag, because a command line is visible to every user of the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ENVIRONMENT", "Settings", "SettingsError", "parse_settings"]
+__all__ = [
+    "ENVIRONMENT",
+    "TOKEN_VARIABLE",
+    "Settings",
+    "SettingsError",
+    "is_loopback",
+    "parse_settings",
+]
 
 Transport = Literal["stdio", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "streamable-http")
@@ -26,7 +38,11 @@ ENVIRONMENT: dict[str, str] = {
     "host": "ZKR_MCP_HOST",
     "port": "ZKR_MCP_PORT",
     "embedder": "ZKR_EMBEDDER",
+    "token_file": "ZKR_MCP_TOKEN_FILE",
 }
+
+#: The token itself comes only from the environment (or the file above), never from a flag.
+TOKEN_VARIABLE = "ZKR_MCP_TOKEN"
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -48,6 +64,8 @@ class Settings:
     port: int = DEFAULT_PORT
     #: ``(model, version)`` of an installed embedder plugin, or None for lexical search only.
     embedder: tuple[str, str] | None = None
+    #: The bearer token every HTTP request must carry, or None (then only loopback is served).
+    token: str | None = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,7 +87,44 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODEL/VERSION",
         help="installed embedder plugin: embed new memories, search hybrid (ZKR_EMBEDDER)",
     )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help=f"file holding the HTTP bearer token (ZKR_MCP_TOKEN_FILE; or the token itself in "
+        f"{TOKEN_VARIABLE}); required to serve an address other than loopback",
+    )
     return parser
+
+
+def is_loopback(host: str) -> bool:
+    """Whether *host* is reachable only from this machine (``localhost`` or a loopback address)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def _token(values: Mapping[str, str], environ: Mapping[str, str]) -> str | None:
+    """The bearer token from ``--token-file`` (surrounding whitespace dropped) or the variable."""
+    path = values.get("token_file")
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as file:
+                token = file.read().strip()
+        except (OSError, UnicodeError) as exc:
+            raise SettingsError(f"--token-file: cannot read {path!r}: {exc}") from None
+        source = "--token-file"
+    elif TOKEN_VARIABLE in environ:
+        token, source = environ[TOKEN_VARIABLE].strip(), TOKEN_VARIABLE
+    else:
+        return None
+    if not token:
+        raise SettingsError(f"{source} holds no token")
+    if not token.isascii() or not token.isprintable():
+        raise SettingsError(f"{source}: a token is printable ASCII (it travels in an HTTP header)")
+    return token
 
 
 def _split_embedder(value: str) -> tuple[str, str]:
@@ -110,12 +165,20 @@ def parse_settings(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     if not 0 <= port <= 65535:
         raise SettingsError(f"--port must be 0..65535, got {port}")
     embedder = values.get("embedder")
+    host = values.get("host", DEFAULT_HOST)
+    token = _token(values, environ)
+    if transport == "streamable-http" and token is None and not is_loopback(host):
+        raise SettingsError(
+            f"--host {host} is reachable from other machines: serving it needs a bearer token "
+            f"({TOKEN_VARIABLE} or --token-file)"
+        )
     return Settings(
         db=values["db"],
         tenant_id=values["tenant"],
         person_id=values["person"],
         transport="streamable-http" if transport == "streamable-http" else "stdio",
-        host=values.get("host", DEFAULT_HOST),
+        host=host,
         port=port,
         embedder=_split_embedder(embedder) if embedder else None,
+        token=token,
     )
