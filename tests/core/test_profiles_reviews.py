@@ -319,6 +319,24 @@ def test_reviews_order_by_day_then_recorded_at(db: MemoryDb) -> None:
     assert [item.id for item in reviews(db, 1)] == [late_new.id]
 
 
+def test_reviews_of_one_day_are_found_however_many_newer_days_there_are(db: MemoryDb) -> None:
+    evidence = remember_raw(db, *A, "Sam shipped the release").evidence_id
+    oldest = review(db, [evidence], "2020-01-01", 5)
+    for day in range(1, 121):  # more days than any page holds (100)
+        review(db, [evidence], f"2021-{1 + day // 28:02d}-{1 + day % 28:02d}", 10)
+    assert oldest.id not in {item.id for item in reviews(db, 100)}
+    assert [item.id for item in reviews(db, 100, day="2020-01-01")] == [oldest.id]
+    again = review(db, [evidence], "2020-01-01", 50)
+    assert [item.id for item in reviews(db, 1, day="2020-01-01")] == [again.id]
+    assert reviews(db, day="2020-01-02") == []
+    assert reviews(db, day="2020-01-01 ") == []  # the day as stored, not a pattern or a prefix
+    assert [
+        item.id for item in db.run("reviews", {"tenant_id": "a", "person_id": "sam", "day": None})
+    ] == [item.id for item in reviews(db)]
+    with pytest.raises(RequestParseError, match="invalid value for `day`"):
+        parse(OPERATIONS["reviews"], '{"tenant_id": "a", "person_id": "sam", "day": 20200101}')
+
+
 # ----------------------------------------------------------------------------------------------
 # read page byte guard (§4.10)
 # ----------------------------------------------------------------------------------------------

@@ -72,6 +72,11 @@ def test_resources_read_the_servers_scope_only(tmp_path: Path) -> None:
             ]
             day = await _read(client, "zkr://review/2026-12-01")
             assert day["evidence_ids"] == [stored["evidence_id"]]
+            for later in range(1, 106):  # more newer days than one page of reviews holds
+                newer = {**review, "day": f"2027-{1 + later // 28:02d}-{1 + later % 28:02d}"}
+                assert not (await client.call_tool(TOOL["review"], newer)).is_error
+            day = await _read(client, "zkr://review/2026-12-01")
+            assert day["day"] == "2026-12-01"
             claim = await _read(client, f"zkr://claim/{stored['claim_id']}")
             assert claim["memory"]["id"] == stored["claim_id"]
             for uri in (

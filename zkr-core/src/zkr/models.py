@@ -368,6 +368,10 @@ class ReviewsRequest(ScopedRequest):
     """List the daily reviews, latest first."""
 
     limit: Limit = Field(default=10, description=_LIMIT)
+    day: Text | None = Field(
+        default=None,
+        description="Only the reviews of this day, exactly as it was stored (an addition).",
+    )
 
 
 class ProjectionsRequest(ScopedRequest):

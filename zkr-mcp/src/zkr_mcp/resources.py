@@ -33,7 +33,7 @@ REVIEW_TEMPLATE = "zkr://review/{day}"
 PROFILE_URI = "zkr://profile"
 JSON_MIME = "application/json"
 PROMPT_NAME = "what_do_you_remember"
-#: Profile entries and reviews read for a resource or the prompt (the contract's maximum page).
+#: Profile entries read for a resource or the prompt (the contract's maximum page).
 PAGE = 100
 #: The JSON-RPC code MCP gives a resource that does not exist.
 RESOURCE_NOT_FOUND = -32002
@@ -110,11 +110,8 @@ def _read(db: MemoryDb, settings: Settings, uri: str) -> str:
         target = {"kind": "claim", "id": match["id"]}
         return _json(db.run("get", {**_scope(settings), "target": target}))
     if match := _REVIEW.fullmatch(uri):
-        found = [
-            review
-            for review in db.run("reviews", {**_scope(settings), "limit": PAGE})
-            if review.day == match["day"]
-        ]
+        # The day is filtered in the store: a day older than any page of reviews is still found.
+        found = db.run("reviews", {**_scope(settings), "day": match["day"], "limit": 1})
         if not found:
             raise MCPError(RESOURCE_NOT_FOUND, "record not found", {"uri": uri})
         return _json(found[0])

@@ -182,7 +182,8 @@ def review(db: Database, request: m.ReviewRequest) -> m.ReviewResult:
 
 
 def reviews(db: Database, request: m.ReviewsRequest) -> list[m.ReviewItem]:
-    """Reviews of the scope, latest day first (string order), then latest recorded first.
+    """Reviews of the scope (of one day, when asked), latest day first (string order), then
+    latest recorded first.
 
     :raises LimitExceeded: the answer would exceed the read page budget (§4.10).
     """
@@ -190,9 +191,9 @@ def reviews(db: Database, request: m.ReviewsRequest) -> list[m.ReviewItem]:
     with db.atomic(write=False) as conn:
         rows = conn.execute(
             "SELECT id, day, summary, evidence_ids, recorded_at FROM daily_reviews"
-            " WHERE tenant_id = ? AND person_id = ? ORDER BY day DESC, recorded_at DESC, id ASC"
-            " LIMIT ?",
-            (request.tenant_id, request.person_id, m.bounded_limit(request.limit)),
+            " WHERE tenant_id = ?1 AND person_id = ?2 AND (?3 IS NULL OR day = ?3)"
+            " ORDER BY day DESC, recorded_at DESC, id ASC LIMIT ?4",
+            (request.tenant_id, request.person_id, request.day, m.bounded_limit(request.limit)),
         ).fetchall()
     items = [
         m.ReviewItem(
