@@ -11,11 +11,12 @@ different lists:
   evidence row and its source carry the same text, so the evidence counts for its source;
 * **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:
   the lexical bm25 as a share of the best, plus the dense z-score of the memory and of its
-  timeline neighbours (the context column's neighbours, live ones only). On LoCoMo's development
-  conversations (0-4, e5) it finds the cited turn in the top 10 for 83 % of questions against
-  82 % for the weighted reciprocal-rank fusion it replaced (``fuse_weighted``: kept, selectable
-  with ``RecallTuning(fusion="rrf")``, and used by the PostgreSQL replica); the sweep is in
-  ``docs/recall.md``.
+  timeline neighbours (the context column's neighbours, live ones only), plus the best lexical
+  score of its session and a lift when it was captured within a date the query names. On
+  LoCoMo's development conversations (0-4, e5) it finds the cited turn in the top 10 for 87 % of
+  questions against 82 % for the weighted reciprocal-rank fusion it replaced (``fuse_weighted``:
+  kept, selectable with ``RecallTuning(fusion="rrf")``, and used by the PostgreSQL replica); the
+  sweep is in ``docs/recall.md``.
 """
 
 from __future__ import annotations
@@ -31,10 +32,14 @@ from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._materialize import materialize_all
+from zkr.retrieval._query_dates import query_date_spans
 from zkr.retrieval._score_fusion import (
+    DATE_WEIGHT,
     LEXICAL_SHARE,
     MIN_SPREAD,
     NEIGHBOUR_WEIGHT,
+    SESSION_WEIGHT,
+    anchor_times,
     fuse_scores,
     neighbours,
 )
@@ -98,6 +103,8 @@ class RecallTuning:
     fusion: str = "scores"
     lexical_share: float = LEXICAL_SHARE
     neighbour_weight: float = NEIGHBOUR_WEIGHT
+    session_weight: float = SESSION_WEIGHT
+    date_weight: float = DATE_WEIGHT
 
 
 DEFAULT_TUNING = RecallTuning()
@@ -399,7 +406,8 @@ def _fuse_hybrid_scores(
     tuning: RecallTuning,
 ) -> list[tuple[Target, int]]:
     """:func:`zkr.retrieval._score_fusion.fuse_scores` of the two heads: the dense z-scores of
-    the candidates and of their timeline neighbours (fetched in one query)."""
+    the candidates and of their timeline neighbours (fetched in one query), and the kind and
+    capture time of each candidate's anchor (one more)."""
     mean = float(ranks.best.mean()) if len(ranks) else 0.0
     # Scores that vary by less than MIN_SPREAD across the scope say nothing about the query:
     # the floor keeps float noise between them from becoming whole z-units.
@@ -419,12 +427,21 @@ def _fuse_hybrid_scores(
         values = [value for n in around if (value := z(("source", n))) is not None]
         if values:
             neighbour_z[source_id] = sum(values) / len(values)
+    times = (
+        anchor_times(conn, request.tenant_id, request.person_id, anchors)
+        if tuning.session_weight or tuning.date_weight
+        else {}
+    )
     return fuse_scores(
         [(target, *scored[target]) for target in lexical],
         dense,
         dense_z,
         neighbour_z,
         m.bounded_limit(request.limit),
+        times=times,
+        date_spans=query_date_spans(request.query) if tuning.date_weight else (),
         lexical_share=tuning.lexical_share,
         neighbour_weight=tuning.neighbour_weight,
+        session_weight=tuning.session_weight,
+        date_weight=tuning.date_weight,
     )
