@@ -58,6 +58,7 @@ class Item:
     lexical: Floats  # -bm25 with the context column (0: no match)
     own: Floats  # -bm25 without the context column's weight (0: no match)
     dense: Floats  # cosine
+    dated: NDArray[np.bool_] | None = None  # captured within a date the question names (sweep)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -246,10 +247,26 @@ def weighted_rrf(weight: float, k: int, depth: int = 50) -> Fusion:
     return fusion
 
 
-def score_fusion(share: float, neighbour_weight: float, depth: int = 50) -> Fusion:
+def session_best(values: Floats, session: NDArray[np.intp]) -> Floats:
+    """Each position's best value over its session (the captures within the session gap)."""
+    best = np.full(int(session.max()) + 1, -np.inf)
+    np.maximum.at(best, session, values)
+    spread: Floats = best[session]
+    return spread
+
+
+def score_fusion(
+    share: float,
+    neighbour_weight: float,
+    session_weight: float = 0.0,
+    date_weight: float = 0.0,
+    depth: int = 50,
+) -> Fusion:
     """What zkr ships (:mod:`zkr.retrieval._score_fusion`): over the union of both lists' first
     *depth* entries, ``share * bm25 / best + (1 - share) * (z + neighbour_weight * n) / 4`` with
-    ``z`` the dense z-score and ``n`` the mean z of the session neighbours (2 each side)."""
+    ``z`` the dense z-score and ``n`` the mean z of the session neighbours (2 each side), plus
+    ``session_weight`` times the best ``bm25 / best`` of the lexical head in the same session
+    and ``date_weight`` when the capture lies within a date the question names."""
 
     def fusion(item: Item, scope: Scope) -> Floats:
         lexical = lexical_head(item.lexical, depth)
@@ -257,13 +274,36 @@ def score_fusion(share: float, neighbour_weight: float, depth: int = 50) -> Fusi
         candidate[np.argsort(-item.dense, kind="stable")[:depth]] = True
         dense = zscore(item.dense)
         spread = neighbour_mean(dense, scope.session, 2)
-        top = lexical.max() or 1.0
+        part = lexical / (lexical.max() or 1.0)
         scores: Floats = (
-            share * lexical / top + (1 - share) * (dense + neighbour_weight * spread) / 4
+            share * part + (1 - share) * (dense + neighbour_weight * np.maximum(spread, 0.0)) / 4
         )
+        if session_weight:
+            scores = scores + session_weight * session_best(part, scope.session)
+        if date_weight and item.dated is not None:
+            scores = scores + date_weight * item.dated
         return np.where(candidate, scores, -1e9)
 
     return fusion
+
+
+def date_hits(items: list[Item], scopes: dict[int, Scope]) -> None:
+    """Mark, per question, the captures within a date it names (zkr's own reading of dates);
+    capture times and questions come from the data set, which the pickle does not hold."""
+    from zkr.retrieval._query_dates import query_date_spans
+
+    convs = locomo.load(locomo.DEFAULT_DATA, sorted(scopes))
+    asked = {q.qid: q.query for conv in convs for q in conv.questions}
+    moments = {
+        conv.index: dict((turn.dia_id, turn.captured_at) for turn in conv.turns) for conv in convs
+    }
+    for item in items:
+        scope = scopes[item.conv]
+        times = np.array([moments[item.conv][turn] for turn in scope.turns])
+        dated = np.zeros(len(times), dtype=bool)
+        for start, end in query_date_spans(asked[item.qid]):
+            dated |= (times >= start) & (times < end)
+        item.dated = dated
 
 
 def sweep(path: Path) -> None:
@@ -283,6 +323,15 @@ def sweep(path: Path) -> None:
                 f"scores share {share} neighbours {neighbour_weight}",
                 score_fusion(share, neighbour_weight),
             )
+    date_hits(items, scopes)
+    show("shipped before: share 0.7 neighbours 1.25", score_fusion(0.7, 1.25))
+    for share in (0.55, 0.6, 0.65, 0.7):
+        for session_weight in (0.0, 0.4, 0.5, 0.6):
+            for date_weight in (0.0, 0.6, 1.0, 2.0):
+                show(
+                    f"share {share} nb 1.25 session {session_weight} date {date_weight}",
+                    score_fusion(share, 1.25, session_weight, date_weight),
+                )
 
 
 def main(argv: list[str] | None = None) -> int:
