@@ -308,3 +308,33 @@ def test_a_search_without_a_vector_uses_the_installed_embedder(
 def test_a_search_without_a_vector_needs_an_installed_embedder(mem: Any) -> None:
     with pytest.raises(UnknownPluginError, match=r"no installed embedder"):
         mem.search("anything", model="nobody", version="1")
+
+
+def test_a_started_scan_answers_what_dense_ranks_answers(mem: Any, db: MemoryDb) -> None:
+    from zkr.embeddings.dense import dense_ranks, dense_ranks_started
+
+    for text, vector in (("first", [1.0, 0.0]), ("second", [0.6, 0.8]), ("third", [0.0, 1.0])):
+        ids = mem.raw(text)
+        mem.embed("source", ids.source_id, vector)
+    query = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [0.8, 0.6]})
+    with db.atomic(write=False) as conn:
+        expected = dense_ranks(db, conn, "t", "p", query).ranked()
+        started = dense_ranks_started(db, conn, "t", "p", query)
+        assert started().ranked() == expected
+    assert len(expected) == 3
+
+
+def test_a_started_scan_raises_its_refusal_only_when_asked(mem: Any, db: MemoryDb) -> None:
+    from zkr.embeddings.dense import dense_ranks_started
+
+    ids = mem.raw("three dims")
+    mem.embed("evidence", ids.evidence_id, [1.0, 0.0, 0.0])
+    wrong = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [1.0, 0.0]})
+    blank = m.QueryEmbedding.model_validate({"model": " ", "version": "v", "vector": [1.0]})
+    with db.atomic(write=False) as conn:
+        mismatched = dense_ranks_started(db, conn, "t", "p", wrong)  # no raise yet
+        unnamed = dense_ranks_started(db, conn, "t", "p", blank)
+        with pytest.raises(EmbeddingError, match="does not match stored dimension 3"):
+            mismatched()
+        with pytest.raises(EmbeddingError, match="model must not be empty"):
+            unnamed()

@@ -27,6 +27,7 @@ import json
 import sqlite3
 import weakref
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,7 @@ __all__ = [
     "cached_lanes",
     "dense_ranking",
     "dense_ranks",
+    "dense_ranks_started",
     "load_lane",
     "query_vector",
 ]
@@ -215,6 +217,52 @@ def dense_ranks(
     with budget_paused(conn):  # the lane's load is the store's cost, paid once (see there)
         lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
     return lane.rank(vector)
+
+
+def dense_ranks_started(
+    db: Database,
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    query: m.QueryEmbedding,
+    *,
+    text: str | None = None,
+    cache: bool = True,
+) -> Callable[[], DenseRanks]:
+    """:func:`dense_ranks` with the scan started on a worker thread; returns the function that
+    waits for it and answers its result, or raises what :func:`dense_ranks` raises.
+
+    The lane is read here, on *conn*'s thread; only the scan (:meth:`DenseLane.rank`: the matrix
+    product, which releases the GIL) runs on the worker, so a caller can run its SQL meanwhile
+    (SQLite releases the GIL too): a recall search ranks its lexical list while the 100,000 x
+    384 product runs. Same arithmetic, same scores as :func:`dense_ranks`. A refusal (a bad query
+    vector, no lane) is raised when the result is asked for, where :func:`dense_ranks` would have
+    raised it, not before the caller's own work.
+    """
+    try:
+        vector = query_vector(query, text)
+        with budget_paused(conn):  # as in dense_ranks
+            lane = load_lane(
+                db, conn, tenant_id, person_id, query.model, query.version, cache=cache
+            )
+    except Exception as exc:
+        refused = exc
+
+        def refuse() -> DenseRanks:
+            raise refused
+
+        return refuse
+    return _scanner().submit(lane.rank, vector).result
+
+
+_SCANNER: list[ThreadPoolExecutor] = []
+
+
+def _scanner() -> ThreadPoolExecutor:
+    """The process's dense-scan worker (one thread, started on first use)."""
+    if not _SCANNER:
+        _SCANNER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="zkr-dense-scan"))
+    return _SCANNER[0]
 
 
 def dense_ranking(

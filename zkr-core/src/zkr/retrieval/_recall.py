@@ -22,7 +22,7 @@ different lists:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -307,6 +307,24 @@ def recall_dense_ranks(
     )
 
 
+def recall_dense_scan(
+    db: Database, conn: sqlite3.Connection, request: m.SearchRequest, *, cache: bool
+) -> Callable[[], DenseRanks]:
+    """:func:`recall_dense_ranks` started on the dense-scan worker; call the result to wait."""
+    from zkr.embeddings.dense import dense_ranks_started
+
+    assert request.query_embedding is not None
+    return dense_ranks_started(
+        db,
+        conn,
+        request.tenant_id,
+        request.person_id,
+        request.query_embedding,
+        text=request.query,
+        cache=cache,
+    )
+
+
 def dense_head(conn: sqlite3.Connection, ranks: DenseRanks, wanted: int) -> list[Target]:
     """The first *wanted* entries of *ranks*, one per memory."""
     depth = 2 * wanted
@@ -368,6 +386,12 @@ def recall_search(
     nested = db.conn.in_transaction
     with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
         scored: dict[Target, tuple[float, str]] = {}
+        # The score fusion's dense scan runs on a worker while the lexical list is ranked.
+        scan = (
+            recall_dense_scan(db, conn, request, cache=not nested)
+            if hybrid and tuning.fusion != "rrf"
+            else None
+        )
         lexical = recall_lexical(
             conn,
             tenant_id,
@@ -388,7 +412,8 @@ def recall_search(
                 lists, limit, k=tuning.rrf_k, impute_missing=tuning.impute_missing
             )
         else:
-            ranks = recall_dense_ranks(db, conn, request, cache=not nested)
+            assert scan is not None
+            ranks = scan()
             fused = _fuse_hybrid_scores(
                 conn, request, lexical, scored, ranks, dense_head(conn, ranks, candidates), tuning
             )
