@@ -31,6 +31,7 @@ __all__ = [
     "SyncClient",
     "http_server",
     "in_process",
+    "initialize_request",
     "settings_for",
     "stdio_params",
     "sync_client",
@@ -79,6 +80,20 @@ def table_rows(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table (core's snapshot), read through a separate handle."""
     with MemoryDb(db) as handle:
         return table_snapshot(handle)
+
+
+def initialize_request(client_name: str) -> dict[str, Any]:
+    """A raw JSON-RPC ``initialize`` (for tests that speak the protocol without the SDK)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "0"},
+        },
+    }
 
 
 def zkr_mcp_command() -> str:

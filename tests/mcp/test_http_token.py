@@ -18,7 +18,13 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from tests.mcp.conftest import http_server, settings_for, table_rows, zkr_mcp_command
+from tests.mcp.conftest import (
+    http_server,
+    initialize_request,
+    settings_for,
+    table_rows,
+    zkr_mcp_command,
+)
 from zkr_mcp.config import SettingsError, is_loopback, parse_settings
 
 SCOPE = ["--db", "m.db", "--tenant", "t", "--person", "p", "--transport", "streamable-http"]
@@ -87,16 +93,7 @@ def test_requests_without_the_token_are_refused_and_with_it_served(tmp_path: Pat
     db = tmp_path / "memory.db"
     with http_server(settings_for(db, token=TOKEN)) as (url, _):
         before = table_rows(db)
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "intruder", "version": "0"},
-            },
-        }
+        initialize = initialize_request("intruder")
         headers = {"Accept": "application/json, text/event-stream"}
         for authorization in (None, "Bearer wrong", f"bearer {TOKEN}", TOKEN):
             sent = (

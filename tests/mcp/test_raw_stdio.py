@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.mcp.conftest import settings_for, table_rows, zkr_mcp_command
+from tests.mcp.conftest import initialize_request, settings_for, table_rows, zkr_mcp_command
 from zkr.db import MemoryDb
 from zkr_mcp.tools import mcp_tools
 
@@ -33,16 +33,7 @@ def test_raw_hostile_lines_write_nothing_and_the_server_keeps_answering(tmp_path
     settings = settings_for(tmp_path / "memory.db")
     MemoryDb(settings.db).close()
     before = table_rows(settings.db)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
+    initialize = initialize_request("raw")
     remember, search = TOOL["remember"], TOOL["search"]
     lines = [
         json.dumps(initialize),

@@ -213,10 +213,24 @@ def dense_ranks(
     :raises EmbeddingError: the query is refused (§5.4) or cannot be scored against the lane.
     :raises UnknownPluginError: no vector was given and no embedder serves (model, version).
     """
+    lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
+    return lane.rank(vector)
+
+
+def _lane_and_vector(
+    db: Database,
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    query: m.QueryEmbedding,
+    text: str | None,
+    cache: bool,
+) -> tuple[DenseLane, Any]:
+    """The scope's lane and the query's vector: everything a scan needs, read on *conn*'s thread."""
     vector = query_vector(query, text)
     with budget_paused(conn):  # the lane's load is the store's cost, paid once (see there)
         lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
-    return lane.rank(vector)
+    return lane, vector
 
 
 def dense_ranks_started(
@@ -240,11 +254,7 @@ def dense_ranks_started(
     raised it, not before the caller's own work.
     """
     try:
-        vector = query_vector(query, text)
-        with budget_paused(conn):  # as in dense_ranks
-            lane = load_lane(
-                db, conn, tenant_id, person_id, query.model, query.version, cache=cache
-            )
+        lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
     except Exception as exc:
         refused = exc
 

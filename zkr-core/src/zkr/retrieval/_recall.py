@@ -24,7 +24,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from zkr import models as m
 from zkr.retrieval._bounds import scope_has_live_source, search_budget
@@ -295,16 +295,7 @@ def recall_dense_ranks(
     """The search's dense ranking (every vector target of the scope, lazily ranked)."""
     from zkr.embeddings.dense import dense_ranks
 
-    assert request.query_embedding is not None
-    return dense_ranks(
-        db,
-        conn,
-        request.tenant_id,
-        request.person_id,
-        request.query_embedding,
-        text=request.query,
-        cache=cache,
-    )
+    return _for_request(dense_ranks, db, conn, request, cache)
 
 
 def recall_dense_scan(
@@ -313,8 +304,19 @@ def recall_dense_scan(
     """:func:`recall_dense_ranks` started on the dense-scan worker; call the result to wait."""
     from zkr.embeddings.dense import dense_ranks_started
 
+    return _for_request(dense_ranks_started, db, conn, request, cache)
+
+
+_Scanned = TypeVar("_Scanned")
+
+
+def _for_request(
+    scan: Callable[..., _Scanned], db: Database, conn: sqlite3.Connection,
+    request: m.SearchRequest, cache: bool,
+) -> _Scanned:  # fmt: skip
+    """*scan* (:func:`~zkr.embeddings.dense.dense_ranks` or its started form) for *request*."""
     assert request.query_embedding is not None
-    return dense_ranks_started(
+    return scan(
         db,
         conn,
         request.tenant_id,
