@@ -478,8 +478,8 @@ CONTRACT_ONLY_SERVE = (
     "import sys\n"
     "import zkr.store  # first: importing zkr.writes first trips an import cycle\n"
     "import zkr.writes.capture, zkr.writes.correction\n"
-    "zkr.writes.capture.index_capture = lambda conn, source_id: None\n"
-    "zkr.writes.correction.index_capture = lambda conn, source_id: None\n"
+    "zkr.writes.capture.index_capture = lambda conn, source_id, **_: None\n"
+    "zkr.writes.correction.index_capture = lambda conn, source_id, **_: None\n"
     "from zkr_cli.__main__ import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )

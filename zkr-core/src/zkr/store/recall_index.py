@@ -39,6 +39,7 @@ __all__ = [
     "index_capture",
     "purge_source",
     "refresh_evidence_sources",
+    "statement_text",
 ]
 
 #: Captures on each side of a capture that form its context.
@@ -107,7 +108,9 @@ def statement_text(subject: str, predicate: str, value: str) -> str:
 Neighbour = tuple[int, str, str, int]
 
 
-def _position(row: tuple[object, ...]) -> dict[str, object]:
+def _position(row: tuple[object, ...], reach: int = 1) -> dict[str, object]:
+    """The timeline query parameters around the source *row* (as :data:`_SOURCE` reads it): up to
+    *reach* windows on each side, as far as *reach* session gaps."""
     rowid, tenant, person, kind, captured_at = row[:5]
     assert isinstance(captured_at, int)
     return {
@@ -117,9 +120,9 @@ def _position(row: tuple[object, ...]) -> dict[str, object]:
         "at": captured_at,
         "rowid": rowid,
         # Clamped to SQLite's integer range: a capture at the i64 limits is legal (issue 18 fuzz).
-        "low": max(captured_at - SESSION_GAP_SECONDS, I64_MIN),
-        "high": min(captured_at + SESSION_GAP_SECONDS, I64_MAX),
-        "window": WINDOW,
+        "low": max(captured_at - reach * SESSION_GAP_SECONDS, I64_MIN),
+        "high": min(captured_at + reach * SESSION_GAP_SECONDS, I64_MAX),
+        "window": reach * WINDOW,
     }
 
 
@@ -165,40 +168,73 @@ def _insert_row(
     source_id: str,
     before: list[Neighbour],
     after: list[Neighbour],
+    statement: str | None = None,
 ) -> None:
     """Insert the row of the live source *row* (as :data:`_SOURCE` reads it), with the given
-    neighbours as its context."""
+    neighbours as its context; *statement*, when given, is its statement (else it is read)."""
     tenant, person, content = row[1], row[2], row[5]
     assert isinstance(tenant, str) and isinstance(person, str)
+    if statement is None:
+        statement = _statement(conn, tenant, person, source_id)
     conn.execute(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
-        (row[0], content, _statement(conn, tenant, person, source_id), _context(before, after)),
+        (row[0], content, statement, _context(before, after)),
     )
 
 
-def index_capture(conn: sqlite3.Connection, source_id: str) -> None:
+def _around(line: list[Neighbour], index: int) -> tuple[list[Neighbour], list[Neighbour]]:
+    """The neighbours (each side nearest first) of ``line[index]`` on *line*, a stretch of one
+    timeline in order that holds every capture within :data:`WINDOW` places and one session gap
+    of it (what :func:`_neighbours` would read for it)."""
+    at = line[index][3]
+    before: list[Neighbour] = []
+    for neighbour in reversed(line[max(0, index - WINDOW) : index]):
+        if neighbour[3] < at - SESSION_GAP_SECONDS:
+            break
+        before.append(neighbour)
+    after: list[Neighbour] = []
+    for neighbour in line[index + 1 : index + 1 + WINDOW]:
+        if neighbour[3] > at + SESSION_GAP_SECONDS:
+            break
+        after.append(neighbour)
+    return before, after
+
+
+def index_capture(
+    conn: sqlite3.Connection, source_id: str, *, statement: str | None = None
+) -> None:
     """Index a stored capture and refresh the context of its neighbours (its arrival changed
     their windows). Idempotent; a deleted source is left out.
 
-    The rows written are those of :func:`_write_row` for the capture and then for each of its
-    neighbours; what the capture's own reads already hold (its neighbours, and a neighbour's
-    scope, kind, text and time) is not read again.
+    *statement*: a capture stored in this very transaction passes its statement (the claim it
+    was stored with, or ``""``); it has no row yet, so none is removed and nothing is read for it.
+
+    The rows written are those :func:`_write_row` would write for the capture and each of its
+    neighbours, read with two timeline queries instead of two per row: one stretch of the
+    timeline two windows (and two session gaps) wide on each side holds every neighbour's own
+    neighbours. A neighbour's text and statement did not change, so only its context is
+    rewritten (``remember`` is the hot path: issue 13 measured the neighbours' upkeep).
     """
     row = conn.execute(_SOURCE, (source_id,)).fetchone()
     if row is None:
         return
-    conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
+    if statement is None:
+        conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
     if row[6] is not None:
         return
-    before, after = _neighbours(conn, _position(row), source_id)
-    _insert_row(conn, row, source_id, before, after)
-    for rowid, neighbour_id, content, captured_at in (*before, *after):
-        # The neighbour's row as _SOURCE would read it: same scope and kind (the timeline's
-        # filter), live (deleted_at IS NULL there too).
-        neighbour = (rowid, row[1], row[2], row[3], captured_at, content, None)
-        conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (rowid,))
-        around = _neighbours(conn, _position(neighbour), "")
-        _insert_row(conn, neighbour, neighbour_id, *around)
+    params = {**_position(row, reach=2), "exclude": source_id}
+    before = conn.execute(_BEFORE, params).fetchall()
+    after = conn.execute(_AFTER, params).fetchall()
+    line: list[Neighbour] = [*reversed(before), (row[0], source_id, row[5], row[4]), *after]
+    own = len(before)
+    near_before, near_after = _around(line, own)
+    _insert_row(conn, row, source_id, near_before, near_after, statement)
+    for index in range(own - len(near_before), own + len(near_after) + 1):
+        if index != own:
+            conn.execute(
+                "UPDATE recall_fts SET context = ? WHERE rowid = ?",
+                (_context(*_around(line, index)), line[index][0]),
+            )
 
 
 def refresh_evidence_sources(conn: sqlite3.Connection, evidence_ids: Iterable[str]) -> None:

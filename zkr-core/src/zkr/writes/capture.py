@@ -15,7 +15,7 @@ from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
 from zkr.feed.commits import append_commit
 from zkr.store.fts_rows import index_source
-from zkr.store.recall_index import index_capture
+from zkr.store.recall_index import index_capture, statement_text
 from zkr.store.records import (
     claim_evidence_record,
     claim_record,
@@ -245,7 +245,11 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
                 evidence_id=evidence_id,
             )
         set_origins(conn, source_id, evidence_id, claim_id)
-        index_capture(conn, source_id)
+        # A new capture's evidence supports exactly the claim stored with it, if any.
+        statement = (
+            "" if claim is None else statement_text(claim.subject, claim.predicate, claim.value)
+        )
+        index_capture(conn, source_id, statement=statement)
         records = [source_record(conn, source_id), evidence_record(conn, evidence_id)]
         if claim_id is not None:
             records.append(claim_record(conn, claim_id))
