@@ -95,6 +95,31 @@ def test_a_capture_from_the_named_date_ranks_first(
     assert ranked.items[0].relevance_basis_points > ranked.items[1].relevance_basis_points
 
 
+def test_a_named_date_lifts_the_lexical_ranking_too(db: MemoryDb) -> None:
+    """Without a query vector: the shorter capture matches "painted" better, the longer one was
+    captured on the date the question names; asked with the date, even one item finds it."""
+    named = utc(2023, 10, 13) + 15 * 3600
+    better = remember(db, "painted", at=named - 40 * DAY)
+    dated = remember(db, "painted a big red sunset over the bay", at=named)
+
+    undated = search(db, "what was painted?")
+    assert [item.evidence_ids for item in undated.items] == [
+        [better.evidence_id],
+        [dated.evidence_id],
+    ]
+    asked = "what was painted on October 13, 2023?"
+    ranked = search(db, asked)
+    assert [item.evidence_ids for item in ranked.items] == [
+        [dated.evidence_id],
+        [better.evidence_id],
+    ]
+    assert ranked.items[0].relevance_basis_points > ranked.items[1].relevance_basis_points
+    assert search(db, asked, limit=1).items[0].evidence_ids == [dated.evidence_id]
+    # The contract ranking knows nothing of dates.
+    contract = search(db, "painted", ranking="contract")
+    assert contract.items[0].evidence_ids == [better.evidence_id]
+
+
 def test_session_and_date_terms_only_count_for_known_anchors() -> None:
     """An anchor without a known capture time (a claim found only by the dense lane, a source
     deleted meanwhile) gets neither term; weights of 0 give the plain fusion."""

@@ -6,7 +6,8 @@ different lists:
 
 * **lexical**: the question's words without stop words (:data:`STOP_WORDS`), OR-ed, matched against
   :mod:`zkr.store.recall_index` (Porter-stemmed; capture text, claim statements, neighbours' text at
-  :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id;
+  :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id; without ``query_embedding``, a
+  question that names a date ranks the lexical head with the fusion's date term as well;
 * **dense** (with ``query_embedding``): the lane's ranking with **one entry per memory** — an
   evidence row and its source carry the same text, so the evidence counts for its source;
 * **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:
@@ -385,6 +386,8 @@ def recall_search(
     candidates = max(CANDIDATES_PER_ITEM * limit, tuning.candidates)
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
     hybrid = request.query_embedding is not None and as_of is None
+    # A lexical search whose query names a date ranks its candidates by score, with the date's lift.
+    dated = () if hybrid or not tuning.date_weight else query_date_spans(request.query)
     nested = db.conn.in_transaction
     with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
         scored: dict[Target, tuple[float, str]] = {}
@@ -400,12 +403,14 @@ def recall_search(
             person_id,
             request.query,
             as_of,
-            candidates if hybrid else limit,
+            candidates if hybrid or dated else limit,
             tuning,
-            **({"scored": scored} if hybrid else {}),
+            **({"scored": scored} if hybrid or dated else {}),
         )
         lists: list[tuple[Sequence[Target], float]] = [(lexical, tuning.lexical_weight)]
-        if not hybrid:
+        if dated:
+            fused = _fuse_dated(conn, request, lexical, scored, dated, tuning)
+        elif not hybrid:
             fused = fuse_weighted(lists, limit, k=tuning.rrf_k)
         elif tuning.fusion == "rrf":
             dense = recall_dense(db, conn, request, candidates, cache=not nested)
@@ -421,6 +426,36 @@ def recall_search(
             )
         items = materialize_all(conn, fused, tenant_id, person_id, as_of)
     return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [_NO_MATCH_GAP])
+
+
+def _fuse_dated(
+    conn: sqlite3.Connection,
+    request: m.SearchRequest,
+    lexical: Sequence[Target],
+    scored: dict[Target, tuple[float, str]],
+    spans: Sequence[tuple[int, int]],
+    tuning: RecallTuning,
+) -> list[tuple[Target, int]]:
+    """The lexical candidates by ``bm25 / best bm25``, plus the date term of the hybrid's fusion
+    when captured within a date the query names ("what did I do on 8 May 2023?").
+
+    The date lifts the lexical ranking alone as it lifts the hybrid one: on LoCoMo's development
+    conversations (0-4, categories 1-4) recall lexical any@10 goes from 81.8 % to 83.2 %
+    (held-out, untuned: 78.5 % to 79.6 %; ``docs/recall.md``). The session term is not used here.
+    """
+    anchors = [scored[target][1] for target in lexical]
+    return fuse_scores(
+        [(target, *scored[target]) for target in lexical],
+        [],
+        {},
+        {},
+        m.bounded_limit(request.limit),
+        times=anchor_times(conn, request.tenant_id, request.person_id, anchors),
+        date_spans=spans,
+        lexical_share=1.0,
+        session_weight=0.0,
+        date_weight=tuning.date_weight,
+    )
 
 
 def _fuse_hybrid_scores(
