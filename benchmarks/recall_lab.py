@@ -4,6 +4,7 @@ Usage (from the repository root, the workspace installed, ``zkr-embed-e5`` for t
 
     python benchmarks/recall_lab.py dump  --db /tmp/locomo.db --out /tmp/lab.pkl [--lane e5]
     python benchmarks/recall_lab.py sweep --features /tmp/lab.pkl
+    python benchmarks/recall_lab.py windows --db /tmp/locomo.db --features /tmp/lab.pkl 2,1,0.35
 
 ``dump`` stores every LoCoMo conversation in ``--db`` (kept and reused: replays are free), fills
 the lane with ``rebuild`` (skipped when it is already complete), and writes, per question, the
@@ -15,6 +16,10 @@ question ids only, no text of the data set; keep it outside the repository anywa
 on the development conversations (0-4: the ones to tune on) and the held-out ones (5-9: report,
 never tune). A fusion scores only what zkr can see: the lexical list's first ``depth`` rows and
 the dense scores of the scope.
+
+``windows`` scores the recall index's neighbour window (``before,after,context weight``): it
+rebuilds ``recall_fts`` with that window in a copy of the dumped store, recomputes the lexical
+features and scores the lexical ranking (with and without the date term) and hybrid fusions.
 """
 
 from __future__ import annotations
@@ -287,6 +292,20 @@ def score_fusion(
     return fusion
 
 
+def lexical_dated(date_weight: float, depth: int = 50) -> Fusion:
+    """The recall lexical ranking as shipped: ``bm25 / best`` of the lexical head, plus
+    ``date_weight`` when the capture lies within a date the question names."""
+
+    def fusion(item: Item, scope: Scope) -> Floats:
+        lexical = lexical_head(item.lexical, depth)
+        part = lexical / (lexical.max() or 1.0)
+        if item.dated is not None:
+            part = part + date_weight * item.dated
+        return np.where(lexical > 0, part, -1e9)
+
+    return fusion
+
+
 def date_hits(items: list[Item], scopes: dict[int, Scope]) -> None:
     """Mark, per question, the captures within a date it names (zkr's own reading of dates);
     capture times and questions come from the data set, which the pickle does not hold."""
@@ -334,6 +353,70 @@ def sweep(path: Path) -> None:
                 )
 
 
+def windows(db_path: Path, features: Path, specs: list[str]) -> None:
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from zkr.retrieval._recall import recall_match
+    from zkr.store import recall_index
+
+    data: dict[str, Any] = pickle.loads(features.read_bytes())
+    scopes = {scope.index: scope for scope in data["scopes"]}
+    items: list[Item] = data["items"]
+    date_hits(items, scopes)
+    model, version, _ = locomo.LANES[data["lane"]]
+    convs = {conv.index: conv for conv in locomo.load(locomo.DEFAULT_DATA, sorted(scopes))}
+    asked = {q.qid: q.query for conv in convs.values() for q in conv.questions}
+
+    def show(name: str, fusion: Fusion) -> None:
+        print(f"  {name:42s} {fmt(evaluate(items, scopes, fusion))}", flush=True)
+
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "windows.db"
+        shutil.copyfile(db_path, copy)
+        conn = sqlite3.connect(copy)
+        positions = {
+            index: {
+                row[1]: i
+                for i, row in enumerate(
+                    conn.execute(
+                        _SCOPE_ROWS, (model, version, locomo.TENANT, convs[index].sample_id)
+                    )
+                )
+            }
+            for index in scopes
+        }
+        for spec in specs:
+            before, after, weight = spec.split(",")
+            recall_index.BEFORE, recall_index.AFTER = int(before), int(after)
+            recall_index.build_recall_index(conn)
+            for item in items:
+                values = np.zeros(len(scopes[item.conv].turns))
+                match = recall_match(asked[item.qid])
+                if match is not None:
+                    params = {
+                        "w": float(weight),
+                        "match": match,
+                        "tenant": locomo.TENANT,
+                        "person": convs[item.conv].sample_id,
+                    }
+                    for rowid, score in conn.execute(_BM25, params):
+                        values[positions[item.conv][rowid]] = score
+                item.lexical = values
+            print(f"window {before} before / {after} after, context weight {weight}:")
+            show("lexical", lambda item, scope: lexical_head(item.lexical, 50))
+            show("lexical + date 1.0", lexical_dated(1.0))
+            for share in (0.55, 0.6, 0.65):
+                for neighbour_weight in (1.0, 1.25):
+                    for session_weight in (0.5, 0.6):
+                        show(
+                            f"share {share} nb {neighbour_weight} session {session_weight} date 1",
+                            score_fusion(share, neighbour_weight, session_weight, 1.0),
+                        )
+        conn.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -345,10 +428,16 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--conversations", default="0-9", help="whose questions to dump, e.g. 0-4")
     s = sub.add_parser("sweep")
     s.add_argument("--features", type=Path, required=True)
+    w = sub.add_parser("windows")
+    w.add_argument("--db", type=Path, required=True, help="the store `dump` wrote (copied)")
+    w.add_argument("--features", type=Path, required=True)
+    w.add_argument("specs", nargs="+", help="before,after,context weight (e.g. 2,1,0.35)")
     args = parser.parse_args(argv)
     if args.command == "dump":
         indexes = locomo.parse_indexes(args.conversations)
         dump(args.db, args.out, args.lane, args.query_cache, indexes)
+    elif args.command == "windows":
+        windows(args.db, args.features, args.specs)
     else:
         sweep(args.features)
     return 0

@@ -213,6 +213,32 @@ def test_a_version_10_file_gets_its_recall_index_on_open(tmp_path: Path) -> None
         assert excerpts(search(db, "nurses"))[0] == "Caroline works as a nurse"
 
 
+def test_a_version_12_file_gets_the_new_neighbour_window_on_open(tmp_path: Path) -> None:
+    """Schema 13 changed the window (two before, one after): a schema-12 file's rows, which held
+    two after, are rebuilt when it is opened, so a later delete finds every row holding a word."""
+    path = tmp_path / "v12.db"
+    with MemoryDb(path) as db:
+        for index, word in enumerate(["alpha", "beta", "gamma"]):
+            remember(db, word, at=100 + index)
+        expected = recall_rows(db)
+        assert [row[3] for row in expected] == ["beta", "alpha\ngamma", "alpha\nbeta"]
+    conn = sqlite3.connect(path)
+    # The first row as schema 12 wrote it: two after.
+    conn.execute("UPDATE recall_fts SET context = 'beta\ngamma' WHERE rowid = ?", (expected[0][0],))
+    conn.execute("PRAGMA user_version = 12")
+    conn.commit()
+    conn.close()
+    with MemoryDb(path) as db:
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+        assert recall_rows(db) == expected
+        assert (
+            db.conn.execute(
+                "INSERT INTO recall_fts(recall_fts, rank) VALUES ('integrity-check', 1)"
+            ).fetchall()
+            == []
+        )
+
+
 def test_apply_keeps_the_replica_recall_index(db: MemoryDb, tmp_path: Path) -> None:
     remember(db, "tulips in spring", at=10)
     gone = remember(db, "zanzibar trip", at=11)

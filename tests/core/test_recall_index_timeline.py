@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.store.recall_index import SESSION_GAP_SECONDS, build_recall_index
+from zkr.store.recall_index import AFTER, BEFORE, SESSION_GAP_SECONDS, build_recall_index
 
 GAP = SESSION_GAP_SECONDS
 # Offsets that sit on, just inside and just outside the session gap, and on each other.
@@ -97,7 +97,9 @@ def test_the_kept_index_equals_a_rebuild_on_any_timeline(operations: list[tuple[
         assert index_rows(db) == kept
 
 
-def test_a_capture_back_in_time_lands_in_both_neighbours_context() -> None:
+def test_a_capture_back_in_time_lands_in_the_windows_that_hold_it() -> None:
+    """Two before and one after: "beta", stored last between the others, is the one after
+    "alpha" and one of the two before "gamma"."""
     with MemoryDb(":memory:") as db:
         scope = {"tenant_id": "t", "person_id": "sam", "kind": "conversation"}
         for at, text in ((100, "alpha"), (300, "gamma"), (200, "beta")):
@@ -107,4 +109,5 @@ def test_a_capture_back_in_time_lands_in_both_neighbours_context() -> None:
                 )
             )
         contexts = dict(db.conn.execute("SELECT content, context FROM recall_fts").fetchall())
-    assert contexts == {"alpha": "beta\ngamma", "beta": "alpha\ngamma", "gamma": "alpha\nbeta"}
+    assert (BEFORE, AFTER) == (2, 1)
+    assert contexts == {"alpha": "beta", "beta": "alpha\ngamma", "gamma": "alpha\nbeta"}

@@ -14,7 +14,7 @@ from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.retrieval._query_dates import SLACK_SECONDS, query_date_spans
 from zkr.retrieval._score_fusion import fuse_scores
-from zkr.store.recall_index import SESSION_GAP_SECONDS, WINDOW
+from zkr.store.recall_index import AFTER, BEFORE, SESSION_GAP_SECONDS
 
 LANE = {"model": "test/letters", "version": "1"}
 DAY = 86_400
@@ -64,7 +64,7 @@ def test_a_capture_in_the_session_of_the_best_match_ranks_higher_until_it_is_del
     later = 10 * DAY
     near = remember(db, "alpha note", at=0)
     far = remember(db, "alpha note", at=later)
-    for step in range(1, WINDOW + 2):
+    for step in range(1, max(BEFORE, AFTER) + 2):
         remember(db, "zzzz", at=step)
         remember(db, "zzzz", at=later + step)
     best = remember(db, "alpha beta beta", at=SESSION_GAP_SECONDS - 1)

@@ -12,7 +12,7 @@ different lists:
   evidence row and its source carry the same text, so the evidence counts for its source;
 * **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:
   the lexical bm25 as a share of the best, plus the dense z-score of the memory and of its
-  timeline neighbours (the context column's neighbours, live ones only), plus the best lexical
+  timeline neighbours (live ones only), plus the best lexical
   score of its session and a lift when it was captured within a date the query names. On
   LoCoMo's development conversations (0-4, e5) it finds the cited turn in the top 10 for 87 % of
   questions against 82 % for the weighted reciprocal-rank fusion it replaced (``fuse_weighted``:

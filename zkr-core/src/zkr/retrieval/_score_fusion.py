@@ -8,9 +8,9 @@ A candidate (the union of the lexical list's head and the dense list's head) sco
 
 where ``z`` is its dense score as a z-score over the scope's lane (how far above the scope's
 typical similarity it is; 0 for a memory without a vector) and ``n`` the mean ``z`` of its
-neighbours: the live captures next to it on its timeline, the very neighbours of the recall
-index's context column (:func:`zkr.store.recall_index` — same scope and kind, up to ``WINDOW``
-each side within ``SESSION_GAP_SECONDS``). A turn that answers a question is often one step away
+neighbours: the live captures next to it on the recall index's timeline
+(:mod:`zkr.store.recall_index` — same scope and kind), up to :data:`SPREAD` on each side within
+``SESSION_GAP_SECONDS``. A turn that answers a question is often one step away
 from the turn that resembles it; the lexical side already lends neighbours' words through the
 context column, and this is the dense analogue. Neighbours come from the live ``sources`` rows in
 one query, so a deleted capture lends nothing; a claim found by the dense lane alone has no
@@ -30,10 +30,11 @@ or the source itself):
 A claim found by the dense lane alone has no anchor and gets neither.
 
 The weights were chosen on LoCoMo's development conversations (0-4, e5) with
-``benchmarks/recall_lab.py`` (sweep in ``docs/recall.md``): every setting with the lexical share
-in 0.55-0.7, the neighbour weight in 1-1.5, the session weight in 0.4-0.6 and the date weight in
-0.6-2 scores any@10 85.8-87.1 % (the chosen one: 87.1 %, at the top of that plateau); choosing
-them on four conversations and scoring the fifth gives 86.1 %, the honest estimate.
+``benchmarks/recall_lab.py`` (sweep in ``docs/recall.md``), for the recall index's window of
+schema 13 (two before, one after; ``recall_lab.py windows``): the settings with the lexical share
+in 0.55-0.65, the neighbour weight in 1-1.25 and the session weight in 0.5-0.6 (date 1) score
+any@10 86.6-87.2 % (the chosen one: 87.2 %, at the top of that plateau); choosing all four
+weights on four conversations and scoring the fifth gives 86.6 %, the honest estimate.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 
 from zkr.retrieval._fusion import Target, target_key
-from zkr.store.recall_index import SESSION_GAP_SECONDS, WINDOW
+from zkr.store.recall_index import SESSION_GAP_SECONDS
 
 __all__ = [
     "DATE_WEIGHT",
@@ -52,17 +53,20 @@ __all__ = [
     "MIN_SPREAD",
     "NEIGHBOUR_WEIGHT",
     "SESSION_WEIGHT",
+    "SPREAD",
     "Z_SPAN",
     "anchor_times",
     "fuse_scores",
     "neighbours",
 ]
 
-LEXICAL_SHARE = 0.6
-NEIGHBOUR_WEIGHT = 1.25
+LEXICAL_SHARE = 0.55
+NEIGHBOUR_WEIGHT = 1.0
 SESSION_WEIGHT = 0.5
 DATE_WEIGHT = 1.0
 Z_SPAN = 4.0
+#: Timeline neighbours on each side whose dense score a capture borrows.
+SPREAD = 2
 #: The least spread of dense scores a z-score divides by (cosines; e5 on LoCoMo spreads ~0.03).
 MIN_SPREAD = 1e-3
 _POINTS = 10_000
@@ -112,7 +116,7 @@ def neighbours(
         "tenant": tenant_id,
         "person": person_id,
         "gap": SESSION_GAP_SECONDS,
-        "window": WINDOW,
+        "window": SPREAD,
     }
     for source_id, neighbour_id in conn.execute(_NEIGHBOURS, params):
         found.setdefault(source_id, []).append(neighbour_id)

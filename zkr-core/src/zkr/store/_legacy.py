@@ -90,7 +90,7 @@ def _run_steps(conn: sqlite3.Connection, version: int) -> None:
     _converge_on_fresh_schema(conn)
     if version < 10:
         fts_rows.rekey(conn)
-    if version < 11:
+    if version < 13:  # 11: the recall index appears; 13: its neighbour window changes
         recall_index.build_recall_index(conn)
 
 

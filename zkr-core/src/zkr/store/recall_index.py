@@ -1,4 +1,4 @@
-"""The recall index: a second lexical projection of live captures, built for finding (schema 11).
+"""The recall index: a second lexical projection of live captures, built for finding (schema 13).
 
 ``recall_fts`` holds one row per live source, at the **source's rowid** (so a row is found, replaced
 and removed by a rowid seek, and joins ``sources`` without a lookup column), tokenized with the
@@ -13,11 +13,21 @@ Porter stemmer over unicode61 (``nurses`` finds ``nurse``). Its three columns:
 
 **Neighbours** (a product decision, parameters chosen on LoCoMo's development conversations 0-4):
 the live captures of the same scope and the same kind, on one timeline ordered by ``captured_at``
-then by insertion (rowid); a capture's neighbours are the up to :data:`WINDOW` captures on each side
-of it whose ``captured_at`` is within :data:`SESSION_GAP_SECONDS` of its own. So a conversation's
-turns see each other, and neither yesterday's conversation nor a document read in between does.
-Being a neighbour is symmetric, so a capture that arrives or goes changes exactly the rows of its
-own neighbours (:func:`index_capture`, :func:`purge_source`), in the same transaction as the write.
+then by insertion (rowid); a capture's neighbours are the up to :data:`BEFORE` captures before it
+and the up to :data:`AFTER` captures after it whose ``captured_at`` is within
+:data:`SESSION_GAP_SECONDS` of its own. So a conversation's turns see each other, and neither
+yesterday's conversation nor a document read in between does. A capture that arrives or goes
+changes exactly the rows whose window holds it — the up to ``AFTER`` captures before it and the
+up to ``BEFORE`` after it, within the gap (:func:`index_capture`, :func:`purge_source`) — in the
+same transaction as the write.
+
+Two before and one after (schema 13; two on each side before): the window after a capture is
+what a new capture at the end of a conversation changes, so one after means one row rewritten
+per ``remember`` instead of two (issue 13.3, at 100,000 memories through ``serve``, on one
+index: ``remember``'s rate beside contract-only 0.66-0.67 x with two after, 0.71-0.76 x with
+one). On LoCoMo's development conversations the recall
+ranking finds as much with it (hybrid e5 any@10 87.2 % against 87.1 %, the fusion re-tuned;
+``docs/recall.md``).
 
 The context describes the timeline *now*: a search with ``as_of`` only returns what existed then,
 but a row's context may hold a later neighbour's words (ranking only; never returned).
@@ -32,9 +42,10 @@ from zkr.enums import I64_MAX, I64_MIN
 from zkr.store.fts_rows import unindex_source
 
 __all__ = [
+    "AFTER",
+    "BEFORE",
     "RECALL_INDEX_DDL",
     "SESSION_GAP_SECONDS",
-    "WINDOW",
     "build_recall_index",
     "index_capture",
     "purge_source",
@@ -42,8 +53,9 @@ __all__ = [
     "statement_text",
 ]
 
-#: Captures on each side of a capture that form its context.
-WINDOW = 2
+#: Captures before and after a capture that form its context.
+BEFORE = 2
+AFTER = 1
 #: Two captures further apart in time than this are not neighbours (a new session).
 SESSION_GAP_SECONDS = 3 * 3600
 
@@ -85,17 +97,19 @@ WHERE tenant_id = :tenant AND person_id = :person AND kind = :kind AND deleted_a
   AND captured_at BETWEEN {range} AND rowid != :rowid AND id != :exclude
   AND {side}
 ORDER BY captured_at {order}, rowid {order}
-LIMIT :window
+LIMIT {limit}
 """
 _BEFORE = _TIMELINE.format(
     range=":low AND :at",
     side="(captured_at < :at OR (captured_at = :at AND rowid < :rowid))",
     order="DESC",
+    limit=":before",
 )
 _AFTER = _TIMELINE.format(
     range=":at AND :high",
     side="(captured_at > :at OR (captured_at = :at AND rowid > :rowid))",
     order="ASC",
+    limit=":after",
 )
 
 
@@ -108,9 +122,11 @@ def statement_text(subject: str, predicate: str, value: str) -> str:
 Neighbour = tuple[int, str, str, int]
 
 
-def _position(row: tuple[object, ...], reach: int = 1) -> dict[str, object]:
+def _position(
+    row: tuple[object, ...], before: int = BEFORE, after: int = AFTER, gaps: int = 1
+) -> dict[str, object]:
     """The timeline query parameters around the source *row* (as :data:`_SOURCE` reads it): up to
-    *reach* windows on each side, as far as *reach* session gaps."""
+    *before* and *after* captures on each side, no further than *gaps* session gaps."""
     rowid, tenant, person, kind, captured_at = row[:5]
     assert isinstance(captured_at, int)
     return {
@@ -120,17 +136,18 @@ def _position(row: tuple[object, ...], reach: int = 1) -> dict[str, object]:
         "at": captured_at,
         "rowid": rowid,
         # Clamped to SQLite's integer range: a capture at the i64 limits is legal (issue 18 fuzz).
-        "low": max(captured_at - reach * SESSION_GAP_SECONDS, I64_MIN),
-        "high": min(captured_at + reach * SESSION_GAP_SECONDS, I64_MAX),
-        "window": reach * WINDOW,
+        "low": max(captured_at - gaps * SESSION_GAP_SECONDS, I64_MIN),
+        "high": min(captured_at + gaps * SESSION_GAP_SECONDS, I64_MAX),
+        "before": before,
+        "after": after,
     }
 
 
 def _neighbours(
     conn: sqlite3.Connection, position: dict[str, object], exclude: str
 ) -> tuple[list[Neighbour], list[Neighbour]]:
-    """The live neighbours before (nearest first) and after (nearest first) a timeline position,
-    never the capture *exclude* itself."""
+    """The live captures before (nearest first) and after (nearest first) a timeline position,
+    as many as *position* asks for, never the capture *exclude* itself."""
     params = {**position, "exclude": exclude}
     before = conn.execute(_BEFORE, params).fetchall()
     after = conn.execute(_AFTER, params).fetchall()
@@ -184,16 +201,16 @@ def _insert_row(
 
 def _around(line: list[Neighbour], index: int) -> tuple[list[Neighbour], list[Neighbour]]:
     """The neighbours (each side nearest first) of ``line[index]`` on *line*, a stretch of one
-    timeline in order that holds every capture within :data:`WINDOW` places and one session gap
-    of it (what :func:`_neighbours` would read for it)."""
+    timeline in order that holds every capture within :data:`BEFORE` places before it,
+    :data:`AFTER` places after it and one session gap of it (what :func:`_neighbours` reads)."""
     at = line[index][3]
     before: list[Neighbour] = []
-    for neighbour in reversed(line[max(0, index - WINDOW) : index]):
+    for neighbour in reversed(line[max(0, index - BEFORE) : index]):
         if neighbour[3] < at - SESSION_GAP_SECONDS:
             break
         before.append(neighbour)
     after: list[Neighbour] = []
-    for neighbour in line[index + 1 : index + 1 + WINDOW]:
+    for neighbour in line[index + 1 : index + 1 + AFTER]:
         if neighbour[3] > at + SESSION_GAP_SECONDS:
             break
         after.append(neighbour)
@@ -209,11 +226,11 @@ def index_capture(
     *statement*: a capture stored in this very transaction passes its statement (the claim it
     was stored with, or ``""``); it has no row yet, so none is removed and nothing is read for it.
 
-    The rows written are those :func:`_write_row` would write for the capture and each of its
-    neighbours, read with two timeline queries instead of two per row: one stretch of the
-    timeline two windows (and two session gaps) wide on each side holds every neighbour's own
-    neighbours. A neighbour's text and statement did not change, so only its context is
-    rewritten (``remember`` is the hot path: issue 13 measured the neighbours' upkeep).
+    The rows written are those :func:`_write_row` would write for the capture and for each
+    capture whose window holds it, read with two timeline queries instead of two per row: a
+    stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every such
+    capture's own window. Their text and statement did not change, so only their context is
+    rewritten (``remember`` is the hot path: issue 13 measured this upkeep).
     """
     row = conn.execute(_SOURCE, (source_id,)).fetchone()
     if row is None:
@@ -222,19 +239,20 @@ def index_capture(
         conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
     if row[6] is not None:
         return
-    params = {**_position(row, reach=2), "exclude": source_id}
-    before = conn.execute(_BEFORE, params).fetchall()
-    after = conn.execute(_AFTER, params).fetchall()
-    line: list[Neighbour] = [*reversed(before), (row[0], source_id, row[5], row[4]), *after]
+    reach = BEFORE + AFTER
+    before, after = _neighbours(conn, _position(row, reach, reach, gaps=2), source_id)
+    me: Neighbour = (row[0], source_id, row[5], row[4])
+    line: list[Neighbour] = [*reversed(before), me, *after]
     own = len(before)
-    near_before, near_after = _around(line, own)
-    _insert_row(conn, row, source_id, near_before, near_after, statement)
-    for index in range(own - len(near_before), own + len(near_after) + 1):
+    _insert_row(conn, row, source_id, *_around(line, own), statement)
+    for index in range(max(0, own - AFTER), min(len(line), own + BEFORE + 1)):
         if index != own:
-            conn.execute(
-                "UPDATE recall_fts SET context = ? WHERE rowid = ?",
-                (_context(*_around(line, index)), line[index][0]),
-            )
+            window = _around(line, index)
+            if me in window[0] or me in window[1]:
+                conn.execute(
+                    "UPDATE recall_fts SET context = ? WHERE rowid = ?",
+                    (_context(*window), line[index][0]),
+                )
 
 
 def refresh_evidence_sources(conn: sqlite3.Connection, evidence_ids: Iterable[str]) -> None:
@@ -260,7 +278,8 @@ def purge_source(conn: sqlite3.Connection, source_id: str) -> None:
     if row is None:
         return
     conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
-    before, after = _neighbours(conn, _position(row), source_id)
+    # The captures whose window holds this one: up to AFTER before it, up to BEFORE after it.
+    before, after = _neighbours(conn, _position(row, before=AFTER, after=BEFORE), source_id)
     for _, neighbour_id, _, _ in (*before, *after):
         _write_row(conn, neighbour_id, exclude=source_id)
 
@@ -280,9 +299,9 @@ SELECT rid, id, content{near} FROM ordered
 
 
 def build_recall_index(conn: sqlite3.Connection) -> int:
-    """Fill ``recall_fts`` from scratch for every live source (migration to schema 11); returns
-    the number of rows written. Same rows as writing each capture one by one."""
-    offsets = [-k for k in range(WINDOW, 0, -1)] + list(range(1, WINDOW + 1))
+    """Fill ``recall_fts`` from scratch for every live source (migrations to schemas 11 and 13);
+    returns the number of rows written. Same rows as writing each capture one by one."""
+    offsets = [-k for k in range(BEFORE, 0, -1)] + list(range(1, AFTER + 1))
     lags = "".join(
         f",\n    "
         f"{'lag' if k < 0 else 'lead'}(content, {abs(k)}) OVER w AS c{i},"
@@ -314,4 +333,9 @@ def build_recall_index(conn: sqlite3.Connection) -> int:
     conn.executemany(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)", rows
     )
+    # One bulk insert leaves FTS5 segments mid-merge, and every later one-row write then pays
+    # for a share of merging them: at 100,000 memories, merges of 100-300 ms every few dozen
+    # remembers, remember at 0.49-0.57 x of contract-only instead of 0.74-0.82 x once merged
+    # into one segment here (a second or two at that size).
+    conn.execute("INSERT INTO recall_fts(recall_fts) VALUES ('optimize')")
     return len(rows)

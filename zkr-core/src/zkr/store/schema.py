@@ -4,7 +4,8 @@ Schema versions 0-8 are zkr 0.2.x's (contract §3.5); version 9 is ours: embeddi
 little-endian float32 BLOBs and the read paths get the indexes they need; version 10 gives every
 ``source_fts`` row its source's rowid (``zkr.store.fts_rows``: delete by rowid); version 11 adds
 the recall index (``zkr.store.recall_index``: a stemmed second FTS table and a timeline index);
-version 12 adds the listing indexes of ``memories`` and the ``erasures`` table of ``forget``. A
+version 12 adds the listing indexes of ``memories`` and the ``erasures`` table of ``forget``;
+version 13 rebuilds the recall index for its new neighbour window (two before, one after). A
 fresh database is created directly at the current version; an older one is migrated forward
 inside one IMMEDIATE transaction (all or nothing). Opening a database already at the current
 version writes nothing.
@@ -24,7 +25,7 @@ __all__ = [
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
 # JSON text).
