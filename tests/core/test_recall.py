@@ -195,18 +195,23 @@ def test_the_index_equals_a_rebuild_from_scratch(db: MemoryDb) -> None:
     assert recall_rows(db) == incremental
 
 
+def as_older_schema(path: Path, version: int, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    """Rewrite the file at *path* as schema *version* wrote it: *statements*, then the version."""
+    conn = sqlite3.connect(path)
+    for sql, params in statements:
+        conn.execute(sql, params)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+
+
 def test_a_version_10_file_gets_its_recall_index_on_open(tmp_path: Path) -> None:
     path = tmp_path / "v10.db"
     with MemoryDb(path) as db:
         remember(db, "Caroline works as a nurse")
         remember(db, "she likes night shifts", at=101)
         expected = recall_rows(db)
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE recall_fts")
-    conn.execute("DROP INDEX sources_timeline")
-    conn.execute("PRAGMA user_version = 10")
-    conn.commit()
-    conn.close()
+    as_older_schema(path, 10, ("DROP TABLE recall_fts", ()), ("DROP INDEX sources_timeline", ()))
     with MemoryDb(path) as db:
         assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
         assert recall_rows(db) == expected
@@ -222,12 +227,9 @@ def test_a_version_12_file_gets_the_new_neighbour_window_on_open(tmp_path: Path)
             remember(db, word, at=100 + index)
         expected = recall_rows(db)
         assert [row[3] for row in expected] == ["beta", "alpha\ngamma", "alpha\nbeta"]
-    conn = sqlite3.connect(path)
     # The first row as schema 12 wrote it: two after.
-    conn.execute("UPDATE recall_fts SET context = 'beta\ngamma' WHERE rowid = ?", (expected[0][0],))
-    conn.execute("PRAGMA user_version = 12")
-    conn.commit()
-    conn.close()
+    stale = ("UPDATE recall_fts SET context = 'beta\ngamma' WHERE rowid = ?", (expected[0][0],))
+    as_older_schema(path, 12, stale)
     with MemoryDb(path) as db:
         assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
         assert recall_rows(db) == expected
