@@ -25,9 +25,8 @@ Two before and one after (schema 13; two on each side before): the window after 
 what a new capture at the end of a conversation changes, so one after means one row rewritten
 per ``remember`` instead of two (issue 13.3, at 100,000 memories through ``serve``, on one
 index: ``remember``'s rate beside contract-only 0.66-0.67 x with two after, 0.71-0.76 x with
-one). On LoCoMo's development conversations the recall
-ranking finds as much with it (hybrid e5 any@10 87.2 % against 87.1 %, the fusion re-tuned;
-``docs/recall.md``).
+one). On LoCoMo's development conversations the recall ranking finds as much with it (hybrid e5
+any@10 87.2 % against 87.1 %, the fusion chosen again for it; ``docs/recall.md``).
 
 The context describes the timeline *now*: a search with ``as_of`` only returns what existed then,
 but a row's context may hold a later neighbour's words (ranking only; never returned).
@@ -220,8 +219,8 @@ def _around(line: list[Neighbour], index: int) -> tuple[list[Neighbour], list[Ne
 def index_capture(
     conn: sqlite3.Connection, source_id: str, *, statement: str | None = None
 ) -> None:
-    """Index a stored capture and refresh the context of its neighbours (its arrival changed
-    their windows). Idempotent; a deleted source is left out.
+    """Index a stored capture and refresh the context of the captures whose window holds it (its
+    arrival changed them). Idempotent; a deleted source is left out.
 
     *statement*: a capture stored in this very transaction passes its statement (the claim it
     was stored with, or ``""``); it has no row yet, so none is removed and nothing is read for it.
