@@ -85,9 +85,25 @@ WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :perso
 """
 
 
+def bm25_values(
+    conn: Any, query: str, context_weight: float, person: str, position: dict[int, int]
+) -> Floats:
+    """-bm25 of every capture of *person*'s scope for the recall query of *query* (0: no match),
+    at the capture's place in *position* (rowid -> place)."""
+    from zkr.retrieval._recall import recall_match
+
+    values = np.zeros(len(position))
+    match = recall_match(query)
+    if match is not None:
+        params = {"w": context_weight, "match": match, "tenant": locomo.TENANT, "person": person}
+        for rowid, score in conn.execute(_BM25, params):
+            values[position[rowid]] = score
+    return values
+
+
 def dump(db_path: Path, out: Path, lane: str, query_cache: Path | None, indexes: list[int]) -> None:
     from zkr.db import MemoryDb
-    from zkr.retrieval._recall import CONTEXT_WEIGHT, recall_match
+    from zkr.retrieval._recall import CONTEXT_WEIGHT
     from zkr.store.recall_index import SESSION_GAP_SECONDS
 
     model, version, _ = locomo.LANES[lane]
@@ -124,23 +140,12 @@ def dump(db_path: Path, out: Path, lane: str, query_cache: Path | None, indexes:
             scopes.append(Scope(conv.index, turns, session))
             for q in conv.questions:
                 gold = np.array([t in q.gold["original"] for t in turns])
-                features = []
-                match = recall_match(q.query)
-                for weight in (CONTEXT_WEIGHT, 0.0):
-                    values = np.zeros(len(rows))
-                    if match is not None:
-                        params = {
-                            "w": weight,
-                            "match": match,
-                            "tenant": locomo.TENANT,
-                            "person": conv.sample_id,
-                        }
-                        for rowid, score in conn.execute(_BM25, params):
-                            values[position[rowid]] = score
-                    features.append(values)
+                lexical, own = (
+                    bm25_values(conn, q.query, weight, conv.sample_id, position)
+                    for weight in (CONTEXT_WEIGHT, 0.0)
+                )
                 cosine = matrix @ np.asarray(vectors[q.query], dtype=np.float64)
                 cosine /= np.linalg.norm(vectors[q.query])
-                lexical, own = features
                 items.append(Item(q.qid, conv.index, q.category, gold, lexical, own, cosine))
             locomo.log(f"dumped {conv.sample_id}: {len(rows)} captures")
     out.write_bytes(pickle.dumps({"lane": lane, "scopes": scopes, "items": items}))
@@ -358,7 +363,6 @@ def windows(db_path: Path, features: Path, specs: list[str]) -> None:
     import sqlite3
     import tempfile
 
-    from zkr.retrieval._recall import recall_match
     from zkr.store import recall_index
 
     data: dict[str, Any] = pickle.loads(features.read_bytes())
@@ -392,18 +396,13 @@ def windows(db_path: Path, features: Path, specs: list[str]) -> None:
             recall_index.BEFORE, recall_index.AFTER = int(before), int(after)
             recall_index.build_recall_index(conn)
             for item in items:
-                values = np.zeros(len(scopes[item.conv].turns))
-                match = recall_match(asked[item.qid])
-                if match is not None:
-                    params = {
-                        "w": float(weight),
-                        "match": match,
-                        "tenant": locomo.TENANT,
-                        "person": convs[item.conv].sample_id,
-                    }
-                    for rowid, score in conn.execute(_BM25, params):
-                        values[positions[item.conv][rowid]] = score
-                item.lexical = values
+                item.lexical = bm25_values(
+                    conn,
+                    asked[item.qid],
+                    float(weight),
+                    convs[item.conv].sample_id,
+                    positions[item.conv],
+                )
             print(f"window {before} before / {after} after, context weight {weight}:")
             show("lexical", lambda item, scope: lexical_head(item.lexical, 50))
             show("lexical + date 1.0", lexical_dated(1.0))
