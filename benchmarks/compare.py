@@ -73,15 +73,10 @@ def typical(reports: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
 
 def best(reports: list[dict[str, Any]]) -> dict[str, tuple[float, bool]]:
     """The best value of each figure over several rounds of one side."""
-    kept: dict[str, tuple[float, bool]] = {}
-    for report in reports:
-        for path, value, lower in figures(report.get("sections", {})):
-            if path not in kept:
-                kept[path] = (value, lower)
-            else:
-                old = kept[path][0]
-                kept[path] = (min(old, value) if lower else max(old, value), lower)
-    return kept
+    return {
+        path: (min(values) if lower else max(values), lower)
+        for path, (values, lower) in rounds_of(reports).items()
+    }
 
 
 def compare(baseline: dict[str, tuple[float, bool]], current: dict[str, tuple[float, bool]]) -> Any:
