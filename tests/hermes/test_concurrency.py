@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,9 +79,9 @@ def test_providers_and_another_process_write_together(
     # until every chat is done, so the writes overlap by construction (checked below).
     assert writer.stdout is not None and writer.stdout.readline().strip() == "STARTED"
 
-    def chat(i: int) -> None:
+    def chat(i: int, turns: range) -> None:
         provider = providers[i]
-        for n in range(EACH):
+        for n in turns:
             result = json.loads(
                 provider.handle_tool_call("zkr_store", {"text": f"user-{i} fact {n}"})
             )
@@ -89,11 +90,25 @@ def test_providers_and_another_process_write_together(
             provider.sync_turn(f"user-{i} turn {n}", "ok")
             provider.prefetch(f"fact {n}")
 
-    chats = [threading.Thread(target=chat, args=(i,)) for i in range(USERS)]
-    for thread in chats:
-        thread.start()
-    for thread in chats:
-        thread.join()
+    def chats(turns: range) -> None:
+        threads = [threading.Thread(target=chat, args=(i, turns)) for i in range(USERS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def writer_rows() -> int:
+        return int(rows(db_path, "SELECT count(*) FROM sources WHERE person_id = 'writer'")[0][0])
+
+    chats(range(EACH // 2))
+    # Middle barrier: the other process writes again before the second half of the chats, so
+    # one of its writes lies between the providers' first and last by construction too (on a
+    # busy machine the chats could otherwise all land while it waited for a core).
+    seen, deadline = writer_rows(), time.monotonic() + 30
+    while writer_rows() == seen:
+        assert time.monotonic() < deadline, "the other process stopped writing"
+        time.sleep(0.01)
+    chats(range(EACH // 2, EACH))
     for provider in providers:
         assert provider._flush(30)
     stop.touch()
