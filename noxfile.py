@@ -20,6 +20,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
     "lint",
+    "generate",
     "typecheck",
     "tests",
     "isolated",
@@ -85,6 +86,25 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
+# Every generated artefact, with the command that writes it and the flag that only checks it.
+GENERATORS = (
+    ("zkr_cli.docs", ("docs/cli.md",), ("--check", "docs/cli.md")),
+    ("zkr.fastpath.generate", ("--write",), ("--check",)),
+    ("zkr_openclaw_bridge.tool_list", (), ("--check",)),
+    ("zkr_mcp.docs", ("--write", "docs/zkr-mcp.md"), ("--check", "docs/zkr-mcp.md")),
+)
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Rewrite every generated artefact (CLI reference, fast-path shapes, tool lists, MCP page);
+    ``nox -s generate -- --check`` (and CI) changes nothing and fails when one is stale."""
+    _sync(session, "--all-packages")
+    check = "--check" in session.posargs or bool(os.environ.get("CI"))
+    for module, write_args, check_args in GENERATORS:
+        session.run("python", "-m", module, *(check_args if check else write_args))
+
+
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on every distribution."""
@@ -98,6 +118,14 @@ def tests(session: nox.Session) -> None:
     _sync(session, "--all-packages", "--group", "test")
     ignores = [f"--ignore={path}" for path in REAL_HOST_TESTS]
     session.run("pytest", "-q", *ignores, *session.posargs)
+
+
+@nox.session
+def quick(session: nox.Session) -> None:
+    """The inner loop: zkr-core's and zkr-cli's tests without the ``slow`` ones, stopping at the
+    first failure (a few minutes). ``nox -s tests`` is the whole suite."""
+    _sync(session, "--all-packages", "--group", "test")
+    session.run("pytest", "-q", "-x", "-m", "not slow", "tests/core", "tests/cli", *session.posargs)
 
 
 @nox.session
