@@ -90,6 +90,7 @@ def lint(session: nox.Session) -> None:
 GENERATORS = (
     ("zkr_cli.docs", ("docs/cli.md",), ("--check", "docs/cli.md")),
     ("zkr.fastpath.generate", ("--write",), ("--check",)),
+    ("zkr._generate_methods", ("--write",), ("--check",)),
     ("zkr_openclaw_bridge.tool_list", (), ("--check",)),
     ("zkr_mcp.docs", ("--write", "docs/zkr-mcp.md"), ("--check", "docs/zkr-mcp.md")),
 )
