@@ -2,10 +2,10 @@
 
 The distributions are released in lockstep, so one version is written in a few kinds of places:
 zkr-core's ``zkr/version.py`` (which every distribution's hatch build reads), the workspace
-``pyproject.toml``, each distribution's exact pins of its siblings (``zkr-core==X``), the OpenClaw
-plugin's two manifests, and the READMEs' `` `zkr X` `` (what ``zkr --version`` prints). Each kind is
-one pattern below; a mention of an older release in prose ("before zkr 0.3.0 ...") is left alone.
-Run ``uv lock`` afterwards so the lock records the new workspace versions.
+``pyproject.toml``, each distribution's exact pins of its siblings (``zkr-core==X``), the plugin
+manifests of OpenClaw and Claude Code, and the READMEs' `` `zkr X` `` (what ``zkr --version``
+prints). Each kind is one pattern below; a mention of an older release in prose ("before zkr
+0.3.0 ...") is left alone. Run ``uv lock`` afterwards so the lock records the new versions.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def _patterns(old: str) -> list[tuple[str, re.Pattern[str]]]:
         ("pyproject.toml", re.compile(rf'^version = "{v}"', re.MULTILINE)),
         ("*/pyproject.toml", re.compile(rf'"zkr-[a-z0-9-]+=={v}[",\]]')),
         ("*/src/*/plugin/*.json", re.compile(rf'"version": "{v}"')),
+        ("*/src/*/claude_plugin/.claude-plugin/plugin.json", re.compile(rf'"version": "{v}"')),
         ("*.md", re.compile(rf"`zkr {v}`")),
         ("*/*.md", re.compile(rf"`zkr {v}`")),
     ]

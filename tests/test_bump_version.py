@@ -60,6 +60,8 @@ def test_every_version_literal_is_rewritten_and_nothing_else(checkout: Path) -> 
         if manifest.name == "tools.json":
             continue  # the generated tool list carries no version
         assert '"version": "9.8.7"' in manifest.read_text("utf-8")
+    for manifest in checkout.glob("*/src/*/claude_plugin/.claude-plugin/plugin.json"):
+        assert '"version": "9.8.7"' in manifest.read_text("utf-8")
     assert "`zkr 9.8.7`" in (checkout / "zkr-cli/README.md").read_text("utf-8")
     # Only the changed files differ, and only where the literal stood: an older release named in
     # prose and a dependency that happens to share the version stay as they were.

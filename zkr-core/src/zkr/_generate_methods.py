@@ -35,9 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from zkr.models import (
 {imports}
-    )
 
 __all__ = ["OperationMethods"]
 
@@ -56,34 +54,40 @@ _METHOD = '''
 '''
 
 
-def _type_name(annotation: Any) -> str:
-    """``RetrievalPack``, ``list[ProfileEntry]``, ``LocatorInput | None``: names of zkr.models."""
+_DOTTED = re.compile(r"\b((?:[A-Za-z_]\w*\.)+)([A-Z]\w*)")
+
+
+def _type_name(annotation: Any, imports: dict[str, set[str]]) -> str:
+    """``RetrievalPack``, ``list[ProfileEntry]``, ``LocatorInput | None``: the annotation written
+    with bare class names, each added to *imports* (module -> names)."""
     if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
-        if annotation.__module__ != "zkr.models":
-            raise ValueError(f"{annotation!r} is not a model of zkr.models")
-        return annotation.__name__
-    text = str(annotation).replace("zkr.models.", "")
-    if "." in text:
-        raise ValueError(f"{annotation!r} names a type outside zkr.models")
-    return text
+        imports.setdefault(annotation.__module__, set()).add(annotation.__qualname__)
+        return annotation.__qualname__
+
+    def bare(match: re.Match[str]) -> str:
+        imports.setdefault(match.group(1).rstrip("."), set()).add(match.group(2))
+        return match.group(2)
+
+    return _DOTTED.sub(bare, str(annotation))
 
 
 def render() -> str:
     """The module's text."""
     methods = []
-    names: set[str] = set()
+    imports: dict[str, set[str]] = {}
     for name, operation in OPERATIONS.items():
-        request = _type_name(operation.request)
-        response = _type_name(operation.response)
-        names.add(request)
-        names.update(n for n in re.findall(r"[A-Z]\w*", response) if n != "None")
+        request = _type_name(operation.request, imports)
+        response = _type_name(operation.response, imports)
         summary = operation.summary.rstrip(".").replace('"""', "'''")
         summary = summary[:1].upper() + summary[1:]
         methods.append(
             _METHOD.format(name=name, request=request, response=response, summary=summary + ".")
         )
-    imports = "\n".join(f"        {name}," for name in sorted(names))
-    return _HEADER.replace("{imports}", imports) + "".join(methods)
+    lines = []
+    for module in sorted(imports, key=lambda m: (m != "zkr.models", m)):
+        names = "".join(f"        {n},\n" for n in sorted(imports[module]))
+        lines.append(f"    from {module} import (\n{names}    )\n")
+    return _HEADER.replace("{imports}", "\n".join(lines).rstrip("\n")) + "".join(methods)
 
 
 def main(argv: list[str] | None = None) -> int:
