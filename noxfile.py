@@ -29,6 +29,7 @@ nox.options.sessions = [
     "web",
     "mcp",
     "postgres",
+    "agent_hooks",
 ]
 
 ROOT = Path(__file__).parent
@@ -39,6 +40,7 @@ REAL_HOST_TESTS = (
     "tests/web",
     "tests/mcp",
     "tests/postgres",
+    "tests/agent_hooks",
 )
 
 
@@ -222,6 +224,34 @@ def mcp(session: nox.Session) -> None:
     """zkr-mcp driven by the MCP SDK's real client: subprocesses over stdio and streamable HTTP."""
     _sync(session, "--all-packages", "--group", "test")
     session.run("pytest", "-q", "tests/mcp", *session.posargs)
+
+
+#: The Claude Code whose plugin validator checks zkr-agent-hooks' plugin (npm; no account needed).
+CLAUDE_CODE_VERSION = "2.1.332"
+
+
+@nox.session
+def agent_hooks(session: nox.Session) -> None:
+    """zkr-agent-hooks: the hosts' documented hook inputs, and the bundled plugin checked by the
+    real Claude Code's ``claude plugin validate --strict`` (installed from npm into a cache outside
+    the repository; no install script runs: the native binary is the one npm put in the platform
+    package, ``@anthropic-ai/claude-code-<os>-<arch>/claude``)."""
+    _sync(session, "--all-packages", "--group", "test")
+    cache = Path(os.environ.get("ZKR_NODE_CACHE", Path.home() / ".cache" / "zkr-claude-code"))
+    prefix = cache / f"claude-code-{CLAUDE_CODE_VERSION}"
+    scope = prefix / "node_modules" / "@anthropic-ai"
+    if not list(scope.glob("claude-code-*/claude")):
+        prefix.mkdir(parents=True, exist_ok=True)
+        (prefix / "package.json").write_text('{"private": true}', encoding="utf-8")
+        session.run(
+            "npm", "--prefix", str(prefix), "--cache", str(cache / "npm-cache"), "install",
+            "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+            f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+            external=True,
+        )  # fmt: skip
+    (claude,) = scope.glob("claude-code-*/claude")
+    env = {"ZKR_CLAUDE_BIN": str(claude), "ZKR_REQUIRE_CLAUDE": "1"}
+    session.run("pytest", "-q", "tests/agent_hooks", *session.posargs, env=env)
 
 
 @nox.session
