@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import nox
@@ -224,6 +225,60 @@ def mcp(session: nox.Session) -> None:
     """zkr-mcp driven by the MCP SDK's real client: subprocesses over stdio and streamable HTTP."""
     _sync(session, "--all-packages", "--group", "test")
     session.run("pytest", "-q", "tests/mcp", *session.posargs)
+
+
+def _distributions() -> list[Path]:
+    """Every published distribution: the workspace members (the root is never published)."""
+    import tomllib
+
+    workspace = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return [ROOT / name for name in workspace["tool"]["uv"]["workspace"]["members"]]
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Release rehearsal: every distribution's sdist and wheel (``uv build``), ``twine check
+    --strict``, then all of them installed together in a fresh virtualenv from a wheelhouse alone
+    (``--no-index``; their dependencies are downloaded into it first, as the locked versions), and
+    ``zkr``, ``zkr mcp``, ``zkr web`` and every console script answer there. What a release would
+    publish works before any name is on the package index."""
+    session.install("twine>=6")
+    tmp = Path(session.create_tmp())
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for distribution in _distributions():
+        session.run("uv", "build", "-q", "--out-dir", str(dist), str(distribution), external=True)
+    built = sorted(dist.iterdir())
+    wheels_built = [p for p in built if p.suffix == ".whl"]
+    sdists = [p for p in built if p.name.endswith(".tar.gz")]
+    if len(wheels_built) != len(_distributions()) or len(sdists) != len(_distributions()):
+        session.error(
+            f"expected a wheel and an sdist per distribution, got {[p.name for p in built]}"
+        )
+    session.run("twine", "check", "--strict", *map(str, built))
+    # The locked third-party versions, as wheels, into a cache outside the repository.
+    house = Path(os.environ.get("ZKR_WHEELHOUSE", Path.home() / ".cache" / "zkr-wheelhouse"))
+    requirements = tmp / "requirements.txt"
+    exported = session.run(
+        "uv", "export", "--frozen", "--all-packages", "--no-dev", "--no-emit-workspace",
+        "--no-hashes", "--no-header", "-q", silent=True, external=True,
+    )  # fmt: skip
+    requirements.write_text(str(exported), encoding="utf-8")
+    session.run(
+        "python", "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(house),
+        "-r", str(requirements),
+    )  # fmt: skip
+    venv = tmp / "fresh"
+    shutil.rmtree(venv, ignore_errors=True)
+    session.run("uv", "venv", "-q", "--python", sys.executable, str(venv), external=True)
+    python = venv / "bin" / "python"
+    names = [distribution.name for distribution in _distributions()]
+    session.run(
+        "uv", "pip", "install", "-q", "--python", str(python), "--no-index",
+        "--find-links", str(dist), "--find-links", str(house), *names,
+        external=True,
+    )  # fmt: skip
+    session.run(str(python), "scripts/smoke_wheels.py", external=True)
 
 
 #: The Claude Code whose plugin validator checks zkr-agent-hooks' plugin (npm; no account needed).
