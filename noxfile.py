@@ -31,6 +31,7 @@ nox.options.sessions = [
     "mcp",
     "postgres",
     "agent_hooks",
+    "wheels",
 ]
 
 ROOT = Path(__file__).parent
@@ -242,15 +243,14 @@ def wheels(session: nox.Session) -> None:
     (``--no-index``; their dependencies are downloaded into it first, as the locked versions), and
     ``zkr``, ``zkr mcp``, ``zkr web`` and every console script answer there. What a release would
     publish works before any name is on the package index."""
-    session.install("twine>=6")
+    session.install("twine>=6", "pip")
     tmp = Path(session.create_tmp())
     dist = tmp / "dist"
     shutil.rmtree(dist, ignore_errors=True)
     for distribution in _distributions():
         session.run("uv", "build", "-q", "--out-dir", str(dist), str(distribution), external=True)
-    built = sorted(dist.iterdir())
-    wheels_built = [p for p in built if p.suffix == ".whl"]
-    sdists = [p for p in built if p.name.endswith(".tar.gz")]
+    wheels_built, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
+    built = [*wheels_built, *sdists]
     if len(wheels_built) != len(_distributions()) or len(sdists) != len(_distributions()):
         session.error(
             f"expected a wheel and an sdist per distribution, got {[p.name for p in built]}"
