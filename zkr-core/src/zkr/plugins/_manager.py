@@ -35,6 +35,7 @@ __all__ = [
     "get_embedders",
     "get_extractors",
     "get_hosts",
+    "get_importers",
     "get_plugins",
     "load_plugins",
     "pm",
@@ -47,7 +48,10 @@ pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
 pm.add_hookspecs(hookspecs)
 
 #: Plugins that ship with zkr-core, registered under their module name.
-DEFAULT_PLUGINS: tuple[str, ...] = ("zkr.plugins.default_plugins.rule_extractor",)
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "zkr.plugins.default_plugins.rule_extractor",
+    "zkr.plugins.default_plugins.importers",
+)
 
 _entry_points_loaded = False
 _defaults_loaded = False
@@ -236,6 +240,11 @@ def get_extractors() -> dict[str, Any]:
 def get_hosts() -> dict[str, Any]:
     """Registered host adapters by name."""
     return _collect("zkr_register_hosts", lambda h: h.name, lambda h: f"host {h.name!r}")
+
+
+def get_importers() -> dict[str, Any]:
+    """Registered importers by name (``zkr import --from NAME``)."""
+    return _collect("zkr_register_importers", lambda i: i.name, lambda i: f"importer {i.name!r}")
 
 
 # ---------------------------------------------------------------------------------------------
