@@ -82,11 +82,11 @@ class _Progress:
         self.summary = summary
         self.shown = 0.0
 
-    def show(self, line: str, *, final: bool = False) -> None:
+    def show(self, line: str, *, final: bool = False, force: bool = False) -> None:
         if self.stream is None:
             return
         now = time.monotonic()
-        if not final and now - self.shown < _PROGRESS_EVERY:
+        if not (final or force) and now - self.shown < _PROGRESS_EVERY:
             return
         self.shown = now
         self.stream.write(f"\rimport {self.summary.format}: {line}" + ("\n" if final else ""))
@@ -95,11 +95,12 @@ class _Progress:
     def reading(self) -> None:
         self.show(f"read {self.summary.read} message(s)")
 
-    def storing(self, counts: MessageCounts) -> None:
+    def storing(self, counts: MessageCounts, *, force: bool = False) -> None:
         done = counts.stored + counts.replayed
         self.show(
             f"{done}/{self.summary.read} message(s): {counts.stored} stored,"
-            f" {counts.replayed} replayed"
+            f" {counts.replayed} replayed",
+            force=force,
         )
 
 
@@ -139,7 +140,7 @@ def import_from(
         db, tenant_id, person_id, messages, recorded_at=recorded_at, progress=shown.storing
     )
     summary.stored, summary.replayed = counts.stored, counts.replayed
-    shown.storing(counts)
+    shown.storing(counts, force=True)
     shown.show(
         f"{summary.read} message(s): {summary.stored} stored, {summary.replayed} replayed,"
         f" {sum(summary.skipped.values())} skipped, {summary.refused_count} refused",
