@@ -334,6 +334,11 @@ def test_a_bad_file_is_refused_in_one_line_and_changes_nothing(
     message = run("--db", str(db_path), "import", "--from", name, str(make(tmp_path)), *SCOPE).error
     assert message.startswith(error), message
     assert db_snapshot(db_path) == before
+    # Refused before the database is opened: a new one is not even created.
+    fresh = tmp_path / "fresh.db"
+    args = ("--db", str(fresh), "import", "--from", name, str(make(tmp_path)), *SCOPE)
+    assert run(*args).error == message
+    assert not fresh.exists()
 
 
 def test_a_blank_scope_is_refused(run: Run, db_path: Path) -> None:

@@ -159,17 +159,15 @@ def _import_from(
     tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
     person = person or os.environ.get("ZKR_PERSON_ID") or ""
     try:
-        importer = importer_named(source_format)
-        with ctx.open_db() as db:
-            summary = import_from(
-                db,
-                importer,
-                Path(file),
-                tenant_id=tenant,
-                person_id=person,
-                recorded_at=int(time.time()),
-                progress=sys.stderr,
-            )
+        summary = import_from(
+            ctx.open_db,
+            importer_named(source_format),
+            Path(file),
+            tenant_id=tenant,
+            person_id=person,
+            recorded_at=int(time.time()),
+            progress=sys.stderr,
+        )
     except ZkrError as exc:
         return fail_as(output_format, exc.message)
     _emit_summary(ctx, output_format, "import-from", summary.to_json())

@@ -1,8 +1,9 @@
 """``zkr import --from FORMAT PATH --tenant T --person P``: another tool's export, once each.
 
 The importer named by ``--from`` (a ``zkr_register_importers`` plugin; zkr-core ships
-``chatgpt``, ``claude``, ``mem0`` and ``notes``) reads the whole export first: a file it refuses
-(truncated JSON, another tool's export) fails the command with one line and nothing is written.
+``chatgpt``, ``claude``, ``mem0`` and ``notes``) reads the whole export first, before the database
+is opened: a file it refuses (truncated JSON, another tool's export) fails the command with one
+line and nothing is written.
 Then every message is stored in one transaction (:func:`zkr.writes.messages.remember_messages`),
 each under the ingestion key the importer derived from the source's ids, so a second import of the
 same export stores nothing and reports every message as replayed.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -105,7 +107,7 @@ class _Progress:
 
 
 def import_from(
-    db: MemoryDb,
+    open_db: Callable[[], MemoryDb],
     importer: Importer,
     path: Path,
     *,
@@ -114,16 +116,37 @@ def import_from(
     recorded_at: int,
     progress: TextIO | None = None,
 ) -> FromSummary:
-    """Read everything *importer* finds at *path*, then store it in one transaction.
+    """Read everything *importer* finds at *path*; only then open the database (*open_db*, closed
+    here) and store it in one transaction, so a refused file never even creates the database.
 
     :raises InvalidRequest: the importer refused the file, or a message was refused while storing
         (nothing is written in either case).
     """
-    from zkr.plugins.importers import Refused, Skipped
+    from zkr.store.validation import require_scope
     from zkr.writes.messages import remember_messages
 
+    require_scope(tenant_id, person_id)
     summary = FromSummary(format=importer.name)
     shown = _Progress(progress, summary)
+    messages = _read(importer, path, summary, shown)
+    with open_db() as db:
+        counts = remember_messages(
+            db, tenant_id, person_id, messages, recorded_at=recorded_at, progress=shown.storing
+        )
+    summary.stored, summary.replayed = counts.stored, counts.replayed
+    shown.storing(counts, force=True)
+    shown.show(
+        f"{summary.read} message(s): {summary.stored} stored, {summary.replayed} replayed,"
+        f" {sum(summary.skipped.values())} skipped, {summary.refused_count} refused",
+        final=True,
+    )
+    return summary
+
+
+def _read(importer: Importer, path: Path, summary: FromSummary, shown: _Progress) -> list[Message]:
+    """Every message of the export, counting what is skipped and refused on the way."""
+    from zkr.plugins.importers import Refused, Skipped
+
     messages: list[Message] = []
     for item in importer.read(path):
         if isinstance(item, Skipped):
@@ -136,14 +159,4 @@ def import_from(
             messages.append(item)
             summary.read += 1
             shown.reading()
-    counts = remember_messages(
-        db, tenant_id, person_id, messages, recorded_at=recorded_at, progress=shown.storing
-    )
-    summary.stored, summary.replayed = counts.stored, counts.replayed
-    shown.storing(counts, force=True)
-    shown.show(
-        f"{summary.read} message(s): {summary.stored} stored, {summary.replayed} replayed,"
-        f" {sum(summary.skipped.values())} skipped, {summary.refused_count} refused",
-        final=True,
-    )
-    return summary
+    return messages
