@@ -248,6 +248,24 @@ def _written(tmp_path: Path, value: Any) -> Path:
     return path
 
 
+def _raw(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "raw.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _one_message_export(create_time: str) -> str:
+    message = (
+        '{"id": "m", "author": {"role": "user"}, "create_time": TIME,'
+        ' "content": {"content_type": "text", "parts": ["hello"]}}'
+    ).replace("TIME", create_time)
+    return (
+        '[{"id": "c", "mapping": {"m": {"id": "m", "parent": null, "message": MESSAGE}}}]'.replace(
+            "MESSAGE", message
+        )
+    )
+
+
 BAD_FILES: list[tuple[str, Callable[[Path], Path], str]] = [
     *[
         (
@@ -312,6 +330,16 @@ BAD_FILES: list[tuple[str, Callable[[Path], Path], str]] = [
     ),
     (
         "chatgpt",
+        lambda tmp: _raw(tmp, _one_message_export("Infinity")),
+        "chatgpt: raw.json: not valid JSON: Infinity is not a JSON number",
+    ),
+    (
+        "chatgpt",
+        lambda tmp: _raw(tmp, _one_message_export("1e300")),
+        "chatgpt:c:m: time 1e+300 is out of range",
+    ),
+    (
+        "chatgpt",
         lambda tmp: tmp / "missing.json",
         "chatgpt: missing.json: cannot read it (No such file or directory)",
     ),
@@ -362,8 +390,9 @@ def test_a_notes_file_that_is_not_text_is_refused_and_the_rest_imported(
 
 
 class _LinesImporter(Importer):
-    """``lines``: each line of a text file is a message; a line ``!`` yields a message with a
-    blank key, which the writer refuses after the lines before it were written."""
+    """``lines``: each line of a text file is a message; a line ``!`` yields a message of over
+    1 MiB, which ``remember`` refuses (its export record is too big) after the lines before it
+    were written."""
 
     name = "lines"
     description = "one message per line"
@@ -374,8 +403,8 @@ class _LinesImporter(Importer):
                 yield Skipped(str(number), "blank line")
                 continue
             yield Message(
-                key="" if line == "!" else f"lines:{path.name}:{number}",
-                text=line,
+                key=f"lines:{path.name}:{number}",
+                text="x" * 1_100_000 if line == "!" else line,
                 at=1_700_000_000 + number,
                 source="lines",
                 conversation_id=path.name,
@@ -399,9 +428,11 @@ def test_a_plugin_importer_is_used_by_zkr_import(
     summary = zkr_inprocess("--db", str(db_path), "import", "--from", "lines", str(source), *SCOPE)
     assert summary.json["stored"] == 2 and summary.json["skipped"] == {"blank line": 1}
     before = db_snapshot(db_path)
-    source.write_text("third line\nfourth line\n!\n", encoding="utf-8")
-    args = ("--db", str(db_path), "import", "--from", "lines", str(source), *SCOPE)
-    assert zkr_inprocess(*args).error == "ingestion_key must not be empty"
+    later = tmp_path / "later.txt"
+    later.write_text("third line\nfourth line\n!\n", encoding="utf-8")
+    args = ("--db", str(db_path), "import", "--from", "lines", str(later), *SCOPE)
+    error = "lines:later.txt:3: export record exceeds 1048576 bytes"
+    assert zkr_inprocess(*args).error == error
     assert db_snapshot(db_path) == before  # the two good lines before it were rolled back
 
 

@@ -146,6 +146,7 @@ def import_from(
 def _read(importer: Importer, path: Path, summary: FromSummary, shown: _Progress) -> list[Message]:
     """Every message of the export, counting what is skipped and refused on the way."""
     from zkr.plugins.importers import Refused, Skipped
+    from zkr.writes.messages import check_message
 
     messages: list[Message] = []
     for item in importer.read(path):
@@ -156,6 +157,7 @@ def _read(importer: Importer, path: Path, summary: FromSummary, shown: _Progress
             if len(summary.refused) < MAX_REFUSED_LISTED:
                 summary.refused.append({"item": item.where, "error": item.error})
         else:
+            check_message(item)
             messages.append(item)
             summary.read += 1
             shown.reading()

@@ -19,19 +19,27 @@ import is what the person's memory cites, and a deleted memory is never brought 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, ZkrError
-from zkr.store.validation import require_scope, require_text
+from zkr.models import I64_MAX, I64_MIN
+from zkr.store.validation import is_blank, require_scope, require_text
 from zkr.writes.capture import is_stored, remember
 
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["Message", "MessageCounts", "remember_messages", "to_remember_request"]
+__all__ = [
+    "Message",
+    "MessageCounts",
+    "check_message",
+    "remember_messages",
+    "to_remember_request",
+]
 
 _U64_MAX = 2**63 - 1  # what the locator columns can store
 
@@ -65,10 +73,28 @@ class MessageCounts:
     replayed: int = 0
 
 
+def check_message(message: Message) -> None:
+    """Refuse a message no ``remember`` could store, naming it: a blank key or text, or a time
+    that is not a finite number of seconds in the storage range. A reader calls it on every
+    message before anything is written.
+
+    :raises InvalidRequest: ``<key>: <what is wrong>``.
+    """
+    require_text(message.key, "ingestion_key")
+    if is_blank(message.text):
+        raise InvalidRequest(f"{message.key}: text must not be empty")
+    if not (math.isfinite(message.at) and I64_MIN <= message.at < I64_MAX):
+        raise InvalidRequest(f"{message.key}: time {message.at!r} is out of range")
+
+
 def to_remember_request(
     tenant_id: str, person_id: str, message: Message, *, recorded_at: int
 ) -> m.RememberRequest:
-    """The ``remember`` request of *message* (see the module docstring for the mapping)."""
+    """The ``remember`` request of *message* (see the module docstring for the mapping).
+
+    :raises InvalidRequest: see :func:`check_message`.
+    """
+    check_message(message)
     millis = min(max(round(message.at * 1000), 0), _U64_MAX)
     return m.RememberRequest(
         tenant_id=tenant_id,
@@ -107,7 +133,7 @@ def remember_messages(
     counts = MessageCounts()
     with db.atomic() as conn:
         for message in messages:
-            require_text(message.key, "ingestion_key")
+            check_message(message)
             if is_stored(conn, tenant_id, person_id, message.key):
                 counts.replayed += 1
             else:

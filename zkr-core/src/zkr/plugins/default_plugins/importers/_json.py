@@ -24,7 +24,9 @@ def load_json(importer: str, path: Path) -> Any:
     except OSError as exc:
         refuse(importer, path, f"cannot read it ({exc.strerror or exc})")
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return json.loads(raw.decode("utf-8-sig"), parse_constant=_not_json)
+    except _NotJson as exc:
+        refuse(importer, path, f"not valid JSON: {exc.args[0]} is not a JSON number")
     except UnicodeDecodeError:
         refuse(importer, path, "not UTF-8 text")
     except json.JSONDecodeError as exc:
@@ -35,6 +37,14 @@ def load_json(importer: str, path: Path) -> Any:
         )
     except RecursionError:
         refuse(importer, path, "JSON nested too deeply")
+
+
+class _NotJson(ValueError):
+    """Python's json module reads ``NaN`` and ``Infinity``; JSON has no such numbers."""
+
+
+def _not_json(constant: str) -> float:
+    raise _NotJson(constant)
 
 
 def text_field(value: object, where: str, importer: str, path: Path) -> str:
