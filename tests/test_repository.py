@@ -64,9 +64,9 @@ def test_internal_pins_and_manifests_are_lockstep() -> None:
 
 def test_packages_import_their_version_from_zkr() -> None:
     import zkr
+    import zkr_adk
     import zkr_cli
     import zkr_hermes
-    import zkr_adk
     import zkr_openclaw_bridge
 
     for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge, zkr_adk):
