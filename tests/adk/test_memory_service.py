@@ -268,3 +268,14 @@ def test_another_users_memories_never_appear(pairs: list[tuple[str, str]], tmp_p
         asyncio.run(scenario(db))
     finally:
         db.close()
+
+
+def test_an_event_without_an_author_is_kept_as_unknown(
+    service: ZkrMemoryService, db: MemoryDb
+) -> None:
+    event = text_event("", "Someone said the meeting moved to Friday.")
+    asyncio.run(service.add_events_to_memory(app_name="a", user_id="u", events=[event]))
+    (capture,) = captures(db, "a", "u")
+    request = m.LocatorRequest(tenant_id="a", person_id="u", evidence_id=capture.evidence_id)
+    locator = db.locator(request)
+    assert locator is not None and locator.device_id == "unknown"

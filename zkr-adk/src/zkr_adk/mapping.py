@@ -41,7 +41,15 @@ from google.genai import types
 from zkr import models as m
 from zkr.writes.messages import Message
 
-__all__ = ["KEY_PREFIX", "SOURCE", "UNKNOWN_SESSION", "event_message", "memory_entry"]
+__all__ = [
+    "KEY_PREFIX",
+    "SOURCE",
+    "UNKNOWN_AUTHOR",
+    "UNKNOWN_SESSION",
+    "event_message",
+    "event_text",
+    "memory_entry",
+]
 
 #: The ``provider`` of every locator this adapter writes.
 SOURCE = "google-adk"
@@ -49,6 +57,8 @@ SOURCE = "google-adk"
 KEY_PREFIX = "adk"
 #: The session of events added without one (``add_events_to_memory(session_id=None)``).
 UNKNOWN_SESSION = "unknown-session"
+#: The author of an event whose ``author`` is blank (ADK does not forbid one).
+UNKNOWN_AUTHOR = "unknown"
 
 
 def event_text(event: Event) -> str:
@@ -71,7 +81,7 @@ def event_message(session_id: str, event: Event) -> Message | None:
         source=SOURCE,
         conversation_id=session_id,
         message_id=event.id,
-        author=event.author,
+        author=event.author.strip() or UNKNOWN_AUTHOR,
     )
 
 

@@ -74,15 +74,22 @@ class MessageCounts:
 
 
 def check_message(message: Message) -> None:
-    """Refuse a message no ``remember`` could store, naming it: a blank key or text, or a time
-    that is not a finite number of seconds in the storage range. A reader calls it on every
-    message before anything is written.
+    """Refuse a message no ``remember`` could store, naming it: a blank key, text or locator
+    part, or a time that is not a finite number of seconds in the storage range. A reader calls it
+    on every message before anything is written.
 
     :raises InvalidRequest: ``<key>: <what is wrong>``.
     """
     require_text(message.key, "ingestion_key")
-    if is_blank(message.text):
-        raise InvalidRequest(f"{message.key}: text must not be empty")
+    for name, value in (
+        ("text", message.text),
+        ("source", message.source),
+        ("conversation_id", message.conversation_id),
+        ("message_id", message.message_id),
+        ("author", message.author),
+    ):
+        if is_blank(value):
+            raise InvalidRequest(f"{message.key}: {name} must not be empty")
     if not (math.isfinite(message.at) and I64_MIN <= message.at < I64_MAX):
         raise InvalidRequest(f"{message.key}: time {message.at!r} is out of range")
 
