@@ -155,6 +155,12 @@ def test_hook_zkr_register_importers(registered_plugin: Any, tmp_path: Path) -> 
     registered_plugin(Plugin(), name="diary-plugin")
     importers = plugins.get_importers()
     assert {"chatgpt", "claude", "mem0", "notes", "diary"} <= set(importers)
+    listed = {entry["name"]: entry for entry in plugins.get_plugins(all=True)}
+    assert listed["diary-plugin"]["importers"] == [
+        {"name": "diary", "description": "one message per line"}
+    ]
+    builtin = listed["zkr.plugins.default_plugins.importers"]["importers"]
+    assert [i["name"] for i in builtin] == ["chatgpt", "claude", "mem0", "notes"]
     source = tmp_path / "diary.txt"
     source.write_text("I adopted a cat named Miso.\n\nMiso likes the balcony.\n", encoding="utf-8")
     items = list(importers["diary"].read(source))

@@ -125,7 +125,9 @@ def get_plugins(all: bool = False) -> list[dict[str, Any]]:
     Default plugins are listed only with ``all=True``. ``version`` is the plugin distribution's
     version, or ``None`` for a plugin registered in process. A plugin that registers embedders
     lists them under ``embedders`` (model, version, dimension, normalization, distance, roles): the
-    ``model``/``version`` pair is what ``rebuild`` and a search's ``query_embedding`` name.
+    ``model``/``version`` pair is what ``rebuild`` and a search's ``query_embedding`` name. A
+    plugin that registers importers lists them under ``importers`` (name, description): the names
+    ``zkr import --from`` takes.
     """
     load_plugins()
     listed: list[dict[str, Any]] = []
@@ -140,19 +142,30 @@ def get_plugins(all: bool = False) -> list[dict[str, Any]]:
             entry["distribution"] = dist[0]
         if "zkr_register_embedders" in hooks:
             entry["embedders"] = _embedders_of(plugin)
+        if "zkr_register_importers" in hooks:
+            entry["importers"] = [
+                {"name": getattr(i, "name", None), "description": getattr(i, "description", None)}
+                for i in _registered_by(plugin, "zkr_register_importers")
+            ]
         listed.append(entry)
     return sorted(listed, key=lambda entry: str(entry["name"]))
 
 
-def _embedders_of(plugin: object) -> list[dict[str, Any]]:
-    """What one plugin's ``zkr_register_embedders`` registers, described (best effort)."""
+def _registered_by(plugin: object, hook_name: str) -> list[Any]:
+    """What one plugin's ``register`` hook *hook_name* registers (best effort)."""
     found: list[Any] = []
-    for impl in pm.hook.zkr_register_embedders.get_hookimpls():
+    for impl in getattr(pm.hook, hook_name).get_hookimpls():
         if impl.plugin is plugin:
             try:
                 impl.function(*[{"register": found.append}[arg] for arg in impl.argnames])
             except Exception:  # a broken plugin is reported when it is used, not listed
                 return []
+    return found
+
+
+def _embedders_of(plugin: object) -> list[dict[str, Any]]:
+    """What one plugin's ``zkr_register_embedders`` registers, described (best effort)."""
+    found = _registered_by(plugin, "zkr_register_embedders")
     return [
         {
             "model": getattr(embedder, "model", None),
