@@ -9,17 +9,10 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DISTRIBUTIONS = [
-    "zkr-core",
-    "zkr-cli",
-    "zkr-hermes",
-    "zkr-openclaw-bridge",
-    "zkr-web",
-    "zkr-embed-e5",
-    "zkr-mcp",
-    "zkr-embed-minilm",
-    "zkr-postgres",
-]
+#: Every published distribution: the workspace's members (a new one is covered without an edit).
+DISTRIBUTIONS: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"][
+    "workspace"
+]["members"]
 
 
 def _project(dist: str) -> dict[str, object]:
@@ -63,11 +56,12 @@ def test_internal_pins_and_manifests_are_lockstep() -> None:
 
 def test_packages_import_their_version_from_zkr() -> None:
     import zkr
+    import zkr_adk
     import zkr_cli
     import zkr_hermes
     import zkr_openclaw_bridge
 
-    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge):
+    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge, zkr_adk):
         assert module.__version__ == _version(), module.__name__
 
 

@@ -44,6 +44,7 @@ def test_core_hooks_are_the_issue_list() -> None:
         "zkr_register_embedders",
         "zkr_register_extractors",
         "zkr_register_hosts",
+        "zkr_register_importers",
     ]
 
 
@@ -119,6 +120,70 @@ def test_hook_zkr_register_hosts(registered_plugin: Any) -> None:
     registered_plugin(Plugin(), name="example-host-plugin")
     host = plugins.get_hosts()["example-host"]
     assert host.health() == HostHealth(ok=True, detail="fine")
+
+
+def test_hook_zkr_register_importers(registered_plugin: Any, tmp_path: Path) -> None:
+    """A third party's importer is registered beside the built-in ones (which come through the
+    same hook), a second plugin claiming its name is refused, and what it reads is stored once."""
+    from zkr.plugins.importers import Importer, Message, Skipped
+    from zkr.writes.messages import remember_messages
+
+    class Diary(Importer):
+        name = "diary"
+        description = "one message per line"
+
+        def read(self, path: Path) -> Any:
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if not line:
+                    yield Skipped(str(number), "blank line")
+                    continue
+                yield Message(
+                    key=f"diary:{path.name}:{number}",
+                    text=line,
+                    at=1_700_000_000.5 + number,
+                    source="diary",
+                    conversation_id=path.name,
+                    message_id=str(number),
+                    author="user",
+                )
+
+    class Plugin:
+        @hookimpl
+        def zkr_register_importers(self, register: Any) -> None:
+            register(Diary())
+
+    registered_plugin(Plugin(), name="diary-plugin")
+    importers = plugins.get_importers()
+    assert {"chatgpt", "claude", "mem0", "notes", "diary"} <= set(importers)
+    listed = {entry["name"]: entry for entry in plugins.get_plugins(all=True)}
+    assert listed["diary-plugin"]["importers"] == [
+        {"name": "diary", "description": "one message per line"}
+    ]
+    builtin = listed["zkr.plugins.default_plugins.importers"]["importers"]
+    assert [i["name"] for i in builtin] == ["chatgpt", "claude", "mem0", "notes"]
+    source = tmp_path / "diary.txt"
+    source.write_text("I adopted a cat named Miso.\n\nMiso likes the balcony.\n", encoding="utf-8")
+    items = list(importers["diary"].read(source))
+    messages = [item for item in items if isinstance(item, Message)]
+    with MemoryDb(tmp_path / "m.db") as db:
+        for _ in range(2):
+            counts = remember_messages(db, "t", "p", messages, recorded_at=1_800_000_000)
+        assert (counts.stored, counts.replayed) == (0, 2)
+        found = db.search(
+            m.SearchRequest(tenant_id="t", person_id="p", query="Miso cat", ranking="recall")
+        )
+        assert found.items[0].excerpt == "I adopted a cat named Miso."
+        captures = db.captures(m.CapturesRequest(tenant_id="t", person_id="p"))
+        assert sorted(c.captured_at for c in captures) == [1_700_000_001, 1_700_000_003]
+
+    class Impostor:
+        @hookimpl
+        def zkr_register_importers(self, register: Any) -> None:
+            register(Diary())
+
+    registered_plugin(Impostor(), name="impostor")
+    with pytest.raises(DuplicatePluginIdError, match=r"diary-plugin.*impostor"):
+        plugins.get_importers()
 
 
 def test_hook_zkr_prepare_connection(registered_plugin: Any, tmp_path: Path) -> None:

@@ -157,6 +157,20 @@ def _import(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _import_from(summary: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{summary['format']}: {summary['read']} message(s) read: {summary['stored']} stored,"
+        f" {summary['replayed']} replayed; {summary['skipped_count']} skipped,"
+        f" {summary['refused_count']} refused"
+    ]
+    lines.extend(f"{_INDENT}skipped {n}: {why}" for why, n in summary["skipped"].items())
+    lines.extend(f"{_INDENT}refused {r['item']}: {r['error']}" for r in summary["refused"])
+    unlisted = summary["refused_count"] - len(summary["refused"])
+    if unlisted:
+        lines.append(f"{_INDENT}... and {unlisted} more refused item(s)")
+    return lines
+
+
 _RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "search": _pack,
     "get": _item,
@@ -164,6 +178,7 @@ _RENDERERS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "history": _history,
     "forget": _forget,
     "import": _import,
+    "import-from": _import_from,
 }
 
 

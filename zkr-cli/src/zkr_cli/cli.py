@@ -100,15 +100,29 @@ def _import_command() -> click.Command:
     @click.command(
         name="import",
         help="Store JSON lines of remember requests from FILE (- for stdin), each line once;"
-        " print a summary (stored, replayed, refused lines with reasons).",
+        " print a summary (stored, replayed, refused lines with reasons). With --from FORMAT"
+        " (chatgpt, claude, mem0, notes or a plugin's), read that tool's export at FILE into"
+        " the --tenant/--person scope instead, each message once.",
     )
     @click.argument("file")
     @click.option("--format", "output_format", type=click.Choice(FORMATS), default="json")
+    @click.option("--from", "source_format", default=None, help="the export's format")
+    @click.option("--tenant", default=None, help="tenant of --from (default $ZKR_TENANT_ID)")
+    @click.option("--person", default=None, help="person of --from (default $ZKR_PERSON_ID)")
     @click.pass_obj
-    def import_(ctx: ZkrContext, file: str, output_format: str) -> int:
+    def import_(
+        ctx: ZkrContext,
+        file: str,
+        output_format: str,
+        source_format: str | None,
+        tenant: str | None,
+        person: str | None,
+    ) -> int:
         from zkr_cli._io import fail_as
         from zkr_cli.importing import import_lines, open_input
 
+        if source_format is not None:
+            return _import_from(ctx, file, output_format, source_format, tenant, person)
         try:
             stream = open_input(file)
         except OSError as exc:
@@ -119,16 +133,55 @@ def _import_command() -> click.Command:
         finally:
             if stream is not sys.stdin.buffer:
                 stream.close()
-        if output_format == "text":
-            from zkr_cli._text import render_text
-
-            sys.stdout.write(render_text("import", summary))
-            sys.stdout.flush()
-        else:
-            ctx.emit(summary)
+        _emit_summary(ctx, output_format, "import", summary)
         return 0
 
     return import_
+
+
+def _import_from(
+    ctx: ZkrContext,
+    file: str,
+    output_format: str,
+    source_format: str,
+    tenant: str | None,
+    person: str | None,
+) -> int:
+    """``zkr import --from FORMAT``: see :mod:`zkr_cli.importing_from`."""
+    import os
+    import time
+    from pathlib import Path
+
+    from zkr.errors import ZkrError
+    from zkr_cli._io import fail_as
+    from zkr_cli.importing_from import import_from, importer_named
+
+    tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
+    person = person or os.environ.get("ZKR_PERSON_ID") or ""
+    try:
+        summary = import_from(
+            ctx.open_db,
+            importer_named(source_format),
+            Path(file),
+            tenant_id=tenant,
+            person_id=person,
+            recorded_at=int(time.time()),
+            progress=sys.stderr,
+        )
+    except ZkrError as exc:
+        return fail_as(output_format, exc.message)
+    _emit_summary(ctx, output_format, "import-from", summary.to_json())
+    return 0
+
+
+def _emit_summary(ctx: ZkrContext, output_format: str, command: str, summary: Any) -> None:
+    if output_format == "text":
+        from zkr_cli._text import render_text
+
+        sys.stdout.write(render_text(command, summary))
+        sys.stdout.flush()
+    else:
+        ctx.emit(summary)
 
 
 def build_cli(*, load_plugins: bool = True) -> click.Group:

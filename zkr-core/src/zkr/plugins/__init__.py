@@ -1,10 +1,11 @@
 """The plugin system (pluggy, project name and entry-point group ``zkr``).
 
 :mod:`zkr.plugins.hookspecs` holds the hook specifications; :mod:`zkr.plugins.embedders`,
-:mod:`~zkr.plugins.extractors` and :mod:`~zkr.plugins.hosts` the interfaces plugins implement; the
-manager (``pm``, ``load_plugins`` and the registries) is re-exported here. The names load on
-first use (PEP 562): a write that only needs an interface module never loads the manager
-(pluggy's entry-point machinery), which a one-shot command must not pay for.
+:mod:`~zkr.plugins.extractors`, :mod:`~zkr.plugins.hosts` and :mod:`~zkr.plugins.importers` the
+interfaces plugins implement; the manager (``pm``, ``load_plugins`` and the registries) is
+re-exported here. The names load on first use (PEP 562): a write that only needs an interface
+module never loads the manager (pluggy's entry-point machinery), which a one-shot command must not
+pay for.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
         get_embedders,
         get_extractors,
         get_hosts,
+        get_importers,
         get_plugins,
         load_plugins,
         pm,
@@ -28,17 +30,20 @@ if TYPE_CHECKING:
     from zkr.plugins.extractors import ClaimExtractor, Suggestion
     from zkr.plugins.hookspecs import hookimpl
     from zkr.plugins.hosts import HostAdapter
+    from zkr.plugins.importers import Importer
 
 __all__ = [
     "DEFAULT_PLUGINS",
     "ClaimExtractor",
     "Embedder",
     "HostAdapter",
+    "Importer",
     "Suggestion",
     "get_embedder",
     "get_embedders",
     "get_extractors",
     "get_hosts",
+    "get_importers",
     "get_plugins",
     "hookimpl",
     "load_plugins",
@@ -52,6 +57,7 @@ _HOMES = {
     "get_embedders": "_manager",
     "get_extractors": "_manager",
     "get_hosts": "_manager",
+    "get_importers": "_manager",
     "get_plugins": "_manager",
     "load_plugins": "_manager",
     "pm": "_manager",
@@ -61,6 +67,7 @@ _HOMES = {
     "Suggestion": "extractors",
     "hookimpl": "hookspecs",
     "HostAdapter": "hosts",
+    "Importer": "importers",
 }
 
 

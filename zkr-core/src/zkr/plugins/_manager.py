@@ -35,6 +35,7 @@ __all__ = [
     "get_embedders",
     "get_extractors",
     "get_hosts",
+    "get_importers",
     "get_plugins",
     "load_plugins",
     "pm",
@@ -47,7 +48,10 @@ pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
 pm.add_hookspecs(hookspecs)
 
 #: Plugins that ship with zkr-core, registered under their module name.
-DEFAULT_PLUGINS: tuple[str, ...] = ("zkr.plugins.default_plugins.rule_extractor",)
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "zkr.plugins.default_plugins.rule_extractor",
+    "zkr.plugins.default_plugins.importers",
+)
 
 _entry_points_loaded = False
 _defaults_loaded = False
@@ -121,7 +125,9 @@ def get_plugins(all: bool = False) -> list[dict[str, Any]]:
     Default plugins are listed only with ``all=True``. ``version`` is the plugin distribution's
     version, or ``None`` for a plugin registered in process. A plugin that registers embedders
     lists them under ``embedders`` (model, version, dimension, normalization, distance, roles): the
-    ``model``/``version`` pair is what ``rebuild`` and a search's ``query_embedding`` name.
+    ``model``/``version`` pair is what ``rebuild`` and a search's ``query_embedding`` name. A
+    plugin that registers importers lists them under ``importers`` (name, description): the names
+    ``zkr import --from`` takes.
     """
     load_plugins()
     listed: list[dict[str, Any]] = []
@@ -136,19 +142,30 @@ def get_plugins(all: bool = False) -> list[dict[str, Any]]:
             entry["distribution"] = dist[0]
         if "zkr_register_embedders" in hooks:
             entry["embedders"] = _embedders_of(plugin)
+        if "zkr_register_importers" in hooks:
+            entry["importers"] = [
+                {"name": getattr(i, "name", None), "description": getattr(i, "description", None)}
+                for i in _registered_by(plugin, "zkr_register_importers")
+            ]
         listed.append(entry)
     return sorted(listed, key=lambda entry: str(entry["name"]))
 
 
-def _embedders_of(plugin: object) -> list[dict[str, Any]]:
-    """What one plugin's ``zkr_register_embedders`` registers, described (best effort)."""
+def _registered_by(plugin: object, hook_name: str) -> list[Any]:
+    """What one plugin's ``register`` hook *hook_name* registers (best effort)."""
     found: list[Any] = []
-    for impl in pm.hook.zkr_register_embedders.get_hookimpls():
+    for impl in getattr(pm.hook, hook_name).get_hookimpls():
         if impl.plugin is plugin:
             try:
                 impl.function(*[{"register": found.append}[arg] for arg in impl.argnames])
             except Exception:  # a broken plugin is reported when it is used, not listed
                 return []
+    return found
+
+
+def _embedders_of(plugin: object) -> list[dict[str, Any]]:
+    """What one plugin's ``zkr_register_embedders`` registers, described (best effort)."""
+    found = _registered_by(plugin, "zkr_register_embedders")
     return [
         {
             "model": getattr(embedder, "model", None),
@@ -236,6 +253,11 @@ def get_extractors() -> dict[str, Any]:
 def get_hosts() -> dict[str, Any]:
     """Registered host adapters by name."""
     return _collect("zkr_register_hosts", lambda h: h.name, lambda h: f"host {h.name!r}")
+
+
+def get_importers() -> dict[str, Any]:
+    """Registered importers by name (``zkr import --from NAME``)."""
+    return _collect("zkr_register_importers", lambda i: i.name, lambda i: f"importer {i.name!r}")
 
 
 # ---------------------------------------------------------------------------------------------

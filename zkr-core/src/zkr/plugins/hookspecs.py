@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from zkr.plugins.embedders import Embedder
     from zkr.plugins.extractors import ClaimExtractor
     from zkr.plugins.hosts import HostAdapter
+    from zkr.plugins.importers import Importer
 
 __all__ = [
     "PROJECT_NAME",
@@ -30,6 +31,7 @@ __all__ = [
     "zkr_register_embedders",
     "zkr_register_extractors",
     "zkr_register_hosts",
+    "zkr_register_importers",
 ]
 
 #: The pluggy project name, which is also the entry-point group.
@@ -74,6 +76,18 @@ def zkr_register_hosts(register: Callable[[HostAdapter], None]) -> None:
 
     :param register: call ``register(adapter)`` once per :class:`zkr.plugins.hosts.HostAdapter`: its
         ``name``, how it is installed, and a health check. ``name`` is its id.
+    :return: nothing; return values are ignored.
+    """
+
+
+@hookspec
+def zkr_register_importers(register: Callable[[Importer], None]) -> None:
+    """Register importers, which read another tool's export for ``zkr import --from NAME``.
+
+    :param register: call ``register(importer)`` once per
+    :class:`zkr.plugins.importers.Importer`;
+        its ``name`` is its id (the ``--from`` value). An importer only reads; zkr stores what it
+        reads in one transaction, keyed by the ids the importer derives from the source.
     :return: nothing; return values are ignored.
     """
 
