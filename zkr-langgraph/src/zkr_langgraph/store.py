@@ -27,6 +27,7 @@ from typing import Any, Literal
 from langgraph.store.base import (
     BaseStore,
     GetOp,
+    InvalidNamespaceError,
     ListNamespacesOp,
     Op,
     PutOp,
@@ -52,6 +53,17 @@ _PAGE = 100
 _LISTED_CAP = 4096
 #: Incarnations tried before a put gives up (each earlier one was deleted).
 _MAX_INCARNATIONS = 100_000
+
+
+def _check_put_namespace(namespace: tuple[str, ...]) -> None:
+    """``put``'s namespace rules, also for a ``PutOp`` handed to ``batch`` directly (LangGraph
+    checks them in ``put`` only)."""
+    if not namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    if namespace[0] == "langgraph":
+        raise InvalidNamespaceError(
+            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
+        )
 
 
 class ZkrStore(BaseStore):
@@ -113,6 +125,7 @@ class ZkrStore(BaseStore):
             if op.value is None:
                 self._delete(op.namespace, op.key)
             else:
+                _check_put_namespace(op.namespace)
                 if op.ttl is not None:
                     raise NotImplementedError("zkr-langgraph: items do not expire (ttl=None)")
                 self._put(op.namespace, op.key, op.value)
