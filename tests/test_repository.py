@@ -19,6 +19,7 @@ DISTRIBUTIONS = [
     "zkr-mcp",
     "zkr-embed-minilm",
     "zkr-postgres",
+    "zkr-langgraph",
 ]
 
 
@@ -65,9 +66,10 @@ def test_packages_import_their_version_from_zkr() -> None:
     import zkr
     import zkr_cli
     import zkr_hermes
+    import zkr_langgraph
     import zkr_openclaw_bridge
 
-    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge):
+    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge, zkr_langgraph):
         assert module.__version__ == _version(), module.__name__
 
 
@@ -92,6 +94,7 @@ def test_acknowledgements_name_the_systems_that_informed_zkr() -> None:
         "MemOS",
         "Hermes Agent",
         "OpenClaw",
+        "LangGraph",
     ]:
         assert name in text, name
 

@@ -107,3 +107,19 @@ def test_any_json_value_reads_back_exactly_after_every_put(
         assert repr(item.value) == repr(value)  # same key order, same float spelling, -0.0 kept
         (listed,) = [h for h in store.search(NS) if h.key == "roundtrip"]
         assert repr(listed.value) == repr(value)
+
+
+def test_puts_within_one_second_still_record_every_version_in_order(memory_db: MemoryDb) -> None:
+    store = ZkrStore(memory_db, tenant_id=TENANT, clock=lambda: 1_800_000_000)
+    for value in ("one", "two", "three"):
+        store.put(NS, "k", {"v": value})
+    item = store.get(NS, "k")
+    assert item is not None and item.value == {"v": "three"}
+    chain = _history(memory_db, item.citation.claim_id)
+    assert [v.claim.value for v in chain.versions] == [
+        '{"v":"one"}',
+        '{"v":"two"}',
+        '{"v":"three"}',
+    ]
+    recorded = [v.claim.recorded_time.from_ for v in chain.versions]
+    assert recorded == [1_800_000_000, 1_800_000_001, 1_800_000_002]
