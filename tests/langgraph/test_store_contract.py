@@ -285,3 +285,36 @@ def test_a_value_larger_than_a_listed_excerpt_reads_back_whole(store: ZkrStore, 
     assert listed.value == value
     (found,) = call(store, "search", NS, query="ünïcode line")
     assert found.value == value
+
+
+def test_list_namespaces_pages_through_a_tenant_of_many_persons(store: ZkrStore) -> None:
+    persons = [f"p{index:03d}" for index in range(130)]  # more than one page of zkr's scopes
+    for person in reversed(persons):
+        store.put((person, "notes"), "k", {"v": person})
+    assert store.list_namespaces(limit=500) == [(person, "notes") for person in persons]
+    assert store.list_namespaces(limit=3, offset=120) == [(p, "notes") for p in persons[120:123]]
+
+
+def test_two_writers_of_one_new_key_make_one_item_and_a_correction(
+    store: ZkrStore, memory_db: MemoryDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.put(NS, "k", {"v": "first writer"})
+    # The second writer read "no such key" just before the first one stored it.
+    live = ZkrStore._live
+    reads: list[str] = []
+
+    def stale_once(self: ZkrStore, *args: Any) -> Any:
+        reads.append("read")
+        return None if len(reads) == 1 else live(self, *args)
+
+    monkeypatch.setattr(ZkrStore, "_live", stale_once)
+    store.put(NS, "k", {"v": "second writer"})
+    item = store.get(NS, "k")
+    assert item is not None and item.value == {"v": "second writer"}
+    chain = memory_db.run(
+        "history", {"tenant_id": TENANT, "person_id": "ana", "claim_id": item.citation.claim_id}
+    )
+    assert [v.claim.value for v in chain.versions] == [
+        '{"v":"first writer"}',
+        '{"v":"second writer"}',
+    ]
