@@ -123,3 +123,34 @@ def test_puts_within_one_second_still_record_every_version_in_order(memory_db: M
     ]
     recorded = [v.claim.recorded_time.from_ for v in chain.versions]
     assert recorded == [1_800_000_000, 1_800_000_001, 1_800_000_002]
+
+
+def test_a_person_correcting_an_item_in_zkr_is_what_the_graph_reads_next(
+    store: ZkrStore, memory_db: MemoryDb, clock: Clock
+) -> None:
+    store.put(("ana", "profile"), "city", {"lives_in": "Lisbon"})
+    item = store.get(("ana", "profile"), "city")
+    assert item is not None
+    # The person fixes it on their page (zkr-web) or with `zkr correct`, typing plain text.
+    memory_db.run(
+        "correct",
+        {
+            **SCOPE,
+            "claim_id": item.citation.claim_id,
+            "text": "No, I moved to Porto",
+            "value": "Porto",
+            "valid_at": clock(),
+            "recorded_at": clock(),
+        },
+    )
+    corrected = store.get(("ana", "profile"), "city")
+    assert corrected is not None and corrected.value == {"text": "Porto"}
+    assert [hit.value for hit in store.search(("ana",), query="Porto")] == [{"text": "Porto"}]
+    assert [hit.value for hit in store.search(("ana",))] == [{"text": "Porto"}]
+    store.put(("ana", "profile"), "city", {"lives_in": "Porto"})  # the graph writes it its way
+    chain = _history(memory_db, item.citation.claim_id)
+    assert [v.claim.value for v in chain.versions] == [
+        '{"lives_in":"Lisbon"}',
+        "Porto",
+        '{"lives_in":"Porto"}',
+    ]

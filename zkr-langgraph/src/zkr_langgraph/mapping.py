@@ -9,7 +9,8 @@ item's collection inside that person's memory. Each item is one zkr claim:
   label written ``%25`` and ``%2F``), e.g. ``("ana", "memories", "food")`` -> person ``ana``,
   subject ``langgraph:memories/food``; a namespace of the person alone -> ``langgraph:``;
 * predicate: the key, e.g. ``"lunch"``;
-* value: the value as compact JSON (``{"likes": "ramen"}``), so its words are searchable;
+* value: the value as compact JSON (``{"likes": "ramen"}``), so its words are searchable (a value
+  someone else corrected to plain text reads back as ``{"text": ...}``);
 * the first capture of a key carries the ingestion key ``langgraph:["memories","food","lunch"]#1``
   (the path and key as a JSON array, then ``#`` and the incarnation: a deleted key can never be
   reused in zkr, so the key put again after a delete is incarnation 2, and so on).
@@ -117,13 +118,18 @@ def value_json(value: Mapping[str, Any]) -> str:
         raise ValueError(f"zkr-langgraph: the value is not JSON: {exc}") from None
 
 
-def value_of(text: str) -> dict[str, Any] | None:
-    """The value a stored text holds; ``None`` when the text is not a JSON object."""
+def value_of(text: str) -> dict[str, Any]:
+    """The value a stored text holds.
+
+    The store writes JSON objects only; a claim value that is not one was written by someone else:
+    a person who corrected the item in zkr-web or with ``zkr correct`` and typed, say, ``Porto``.
+    The item stays readable as ``{"text": "Porto"}`` (an empty value, erased by ``forget``, too).
+    """
     try:
         value = json.loads(text)
     except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+        value = None
+    return value if isinstance(value, dict) else {"text": text}
 
 
 def matches_namespace(

@@ -173,11 +173,10 @@ class ZkrStore(BaseStore):
     def _get(self, namespace: tuple[str, ...], key: str) -> ZkrItem | None:
         person_id, path = mapping.split_namespace(namespace)
         live = self._live(person_id, path, key)
-        value = None if live is None else mapping.value_of(live.value)
-        if live is None or value is None:
+        if live is None:
             return None
         return ZkrItem(
-            value=value,
+            value=mapping.value_of(live.value),
             key=key,
             namespace=namespace,
             created_at=moment(self._created(person_id, path, key, live.recorded_from)),
@@ -224,13 +223,12 @@ class ZkrStore(BaseStore):
                 continue  # a history over zkr's page budget: readable by get, not found here
             current = next(v.claim for v in chain.versions if v.claim.id == hit.memory.id)
             path = mapping.path_of(current.subject)
-            value = mapping.value_of(current.value)
-            if path is None or value is None or path[: len(prefix)] != prefix:
+            if path is None or path[: len(prefix)] != prefix:
                 continue
             yield ZkrSearchItem(
                 (person_id, *path),
                 current.predicate,
-                value,
+                mapping.value_of(current.value),
                 moment(chain.versions[0].claim.recorded_time.from_),
                 moment(current.recorded_time.from_),
                 score=hit.relevance_basis_points / 10_000,
@@ -265,10 +263,10 @@ class ZkrStore(BaseStore):
             text = claim.value
             if len(text.encode("utf-8")) >= _LISTED_CAP:  # maybe cut: read the whole value
                 live = self._live(person_id, path, claim.predicate)
-                text = "" if live is None else live.value
+                if live is None:
+                    continue  # deleted since the page was read
+                text = live.value
             value = mapping.value_of(text)
-            if value is None:
-                continue
             updated = claim.recorded_time.from_
             yield ZkrSearchItem(
                 (person_id, *path),
