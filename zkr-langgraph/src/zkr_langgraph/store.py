@@ -39,7 +39,7 @@ from langgraph.store.base import (
 
 from zkr import MemoryDb
 from zkr.errors import ConflictError, LimitExceeded, NotFound
-from zkr.models import ClaimKind, LiveClaim
+from zkr.models import ClaimKind, ListedClaim, LiveClaim, MemoryListItem
 from zkr.operations import OPERATIONS
 from zkr.tools import tool_request
 from zkr_langgraph import mapping
@@ -235,8 +235,9 @@ class ZkrStore(BaseStore):
                 citation=Citation(current.id, tuple(hit.evidence_ids)),
             )
 
-    def _listed_claims(self, person_id: str) -> Iterator[Any]:
-        """Every live claim of the store's kind in the person's memory, newest recorded first."""
+    def _listed_claims(self, person_id: str) -> Iterator[tuple[ListedClaim, MemoryListItem]]:
+        """Every live claim of the store's kind in the person's memory, newest recorded first,
+        with the listed item (its citations)."""
         cursor: str | None = None
         while True:
             page = self._db.run(
@@ -248,15 +249,16 @@ class ZkrStore(BaseStore):
                     "cursor": cursor,
                 },
             )
-            yield from page.items
+            for listed in page.items:
+                if listed.claim is not None:
+                    yield listed.claim, listed
             cursor = page.next_cursor
             if cursor is None:
                 return
 
     def _newest_items(self, person_id: str, prefix: tuple[str, ...]) -> Iterator[ZkrSearchItem]:
         """The items under *prefix*, most recently updated first."""
-        for listed in self._listed_claims(person_id):
-            claim = listed.claim
+        for claim, listed in self._listed_claims(person_id):
             path = mapping.path_of(claim.subject)
             if path is None or path[: len(prefix)] != prefix:
                 continue
@@ -301,8 +303,8 @@ class ZkrStore(BaseStore):
             if "." in person_id:
                 continue  # not a namespace label LangGraph allows: no item can live there
             found: set[tuple[str, ...]] = set()
-            for listed in self._listed_claims(person_id):
-                path = mapping.path_of(listed.claim.subject)
+            for claim, _ in self._listed_claims(person_id):
+                path = mapping.path_of(claim.subject)
                 if path is None:
                     continue
                 namespace = (person_id, *path)
