@@ -53,6 +53,8 @@ _PAGE = 100
 _LISTED_CAP = 4096
 #: Incarnations tried before a put gives up (each earlier one was deleted).
 _MAX_INCARNATIONS = 100_000
+#: Read-then-write rounds a put tries while other writers keep changing its key.
+_MAX_ROUNDS = 100
 
 
 def _check_put_namespace(namespace: tuple[str, ...]) -> None:
@@ -340,10 +342,26 @@ class ZkrStore(BaseStore):
         if not key.strip():
             raise ValueError("zkr-langgraph: a key must not be blank")
         text = mapping.value_json(value)
-        live = self._live(person_id, path, key)
-        if live is not None:
-            self._correct(person_id, live, text)
-            return
+        # Read, then write: another writer (a thread, a process) may change the item in between.
+        # zkr refuses the stale write (the ingestion key is taken, the claim is no longer live),
+        # and the next round reads what that writer left and builds on it.
+        for _ in range(_MAX_ROUNDS):
+            live = self._live(person_id, path, key)
+            if live is None:
+                if self._remember(person_id, path, key, text):
+                    return
+                continue
+            if live.value == text:
+                return  # the item holds this value already: nothing changes
+            try:
+                self._tool("correct", person_id, {"claim_id": live.id, "text": text, "value": text})
+                return
+            except NotFound:
+                continue  # corrected or deleted by another writer since it was read
+        raise ValueError(f"zkr-langgraph: key {key!r} kept changing under this put; try again")
+
+    def _remember(self, person_id: str, path: tuple[str, ...], key: str, text: str) -> bool:
+        """Store a new item; ``False`` when another writer stored the key first."""
         now = self._clock()
         for incarnation in range(1, _MAX_INCARNATIONS + 1):
             try:
@@ -365,21 +383,15 @@ class ZkrStore(BaseStore):
                         },
                     },
                 )
-                return
+                return True
             except NotFound:
                 continue  # that incarnation was deleted: its key is never reused
             except ConflictError:
-                # Another writer stored this incarnation first: what it wrote is now the item.
-                live = self._live(person_id, path, key)
-                if live is not None:
-                    self._correct(person_id, live, text)
-                    return
+                # This incarnation's capture is live: a writer stored it first (then its claim is
+                # the item now), or its claim was retracted apart from it (the next one is free).
+                if self._live(person_id, path, key) is not None:
+                    return False
         raise ValueError(f"zkr-langgraph: key {key!r} was deleted too many times to reuse")
-
-    def _correct(self, person_id: str, live: LiveClaim, text: str) -> None:
-        if live.value == text:
-            return  # the item holds this value already: nothing changes
-        self._tool("correct", person_id, {"claim_id": live.id, "text": text, "value": text})
 
     def _delete(self, namespace: tuple[str, ...], key: str) -> None:
         person_id, path = mapping.split_namespace(namespace)
