@@ -318,3 +318,21 @@ def test_two_writers_of_one_new_key_make_one_item_and_a_correction(
         '{"v":"first writer"}',
         '{"v":"second writer"}',
     ]
+
+
+def test_items_survive_langgraphs_checkpoint_serializer(store: ZkrStore) -> None:
+    # A node may put store hits into the graph's state; the checkpointer serializes them.
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    store.put(NS, "lunch", {"likes": "ramen"})
+    serde = JsonPlusSerializer(
+        allowed_msgpack_modules=[
+            ("zkr_langgraph.items", "ZkrItem"),
+            ("zkr_langgraph.items", "ZkrSearchItem"),
+        ]
+    )
+    for item in [store.get(NS, "lunch"), *store.search(NS), *store.search(NS, query="ramen")]:
+        back = serde.loads_typed(serde.dumps_typed(item))
+        assert type(back) is type(item)
+        assert back == item
+        assert back.citation == item.citation

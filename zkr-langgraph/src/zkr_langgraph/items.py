@@ -6,6 +6,7 @@ The value is exactly what was put; the citation lives beside it (``item.citation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,13 @@ class Citation:
     def dict(self) -> dict[str, Any]:
         return {"claim_id": self.claim_id, "evidence_ids": list(self.evidence_ids)}
 
+    @classmethod
+    def of(cls, citation: Citation | Mapping[str, Any]) -> Citation:
+        """A citation, or the citation a :meth:`dict` describes."""
+        if isinstance(citation, Citation):
+            return citation
+        return cls(str(citation["claim_id"]), tuple(str(e) for e in citation["evidence_ids"]))
+
 
 def moment(seconds: int) -> datetime:
     """zkr's times (whole seconds since the epoch) as LangGraph's (aware UTC datetimes)."""
@@ -48,7 +56,7 @@ class ZkrItem(Item):
         namespace: tuple[str, ...],
         created_at: datetime,
         updated_at: datetime,
-        citation: Citation,
+        citation: Citation | Mapping[str, Any],
     ) -> None:
         super().__init__(
             value=value,
@@ -57,7 +65,8 @@ class ZkrItem(Item):
             created_at=created_at,
             updated_at=updated_at,
         )
-        self.citation = citation
+        # A mapping: the item's dict(), as LangGraph's checkpoint serializer rebuilds items.
+        self.citation = Citation.of(citation)
 
     def dict(self) -> dict[str, Any]:
         result: dict[str, Any] = super().dict()
@@ -79,10 +88,11 @@ class ZkrSearchItem(SearchItem):
         updated_at: datetime,
         score: float | None = None,
         *,
-        citation: Citation,
+        citation: Citation | Mapping[str, Any],
     ) -> None:
         super().__init__(namespace, key, value, created_at, updated_at, score)
-        self.citation = citation
+        # A mapping: the item's dict(), as LangGraph's checkpoint serializer rebuilds items.
+        self.citation = Citation.of(citation)
 
     def dict(self) -> dict[str, Any]:
         result: dict[str, Any] = super().dict()
