@@ -59,9 +59,10 @@ def test_packages_import_their_version_from_zkr() -> None:
     import zkr_adk
     import zkr_cli
     import zkr_hermes
+    import zkr_langgraph
     import zkr_openclaw_bridge
 
-    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge, zkr_adk):
+    for module in (zkr, zkr_cli, zkr_hermes, zkr_openclaw_bridge, zkr_adk, zkr_langgraph):
         assert module.__version__ == _version(), module.__name__
 
 
@@ -86,6 +87,7 @@ def test_acknowledgements_name_the_systems_that_informed_zkr() -> None:
         "MemOS",
         "Hermes Agent",
         "OpenClaw",
+        "LangGraph",
     ]:
         assert name in text, name
 

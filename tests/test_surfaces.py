@@ -257,7 +257,7 @@ def _closure(dist: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("dist", ["zkr-hermes", "zkr-openclaw-bridge"])
+@pytest.mark.parametrize("dist", ["zkr-hermes", "zkr-openclaw-bridge", "zkr-langgraph"])
 def test_host_readmes_install_from_a_checkout_with_every_zkr_dependency(dist: str) -> None:
     paths = _pip_install_paths(ROOT / dist / "README.md")
     for path in paths:

@@ -162,6 +162,8 @@ ERRORS = {
 }
 
 MODELS = {
+    "ScopesPage",
+    "ScopesRequest",
     "Capture",
     "CapturesRequest",
     "ClaimsRequest",

@@ -27,4 +27,5 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ("sequence", "read the scope's newest commit sequence"),
     ("claims", "find live claims by subject, predicate, value"),
     ("captures", "list the newest live captures"),
+    ("scopes", "list a tenant's persons, paged"),
 )

@@ -200,6 +200,8 @@ __all__ = [
     "ReviewsRequest",
     "SchemaVersionError",
     "ScopedRequest",
+    "ScopesPage",
+    "ScopesRequest",
     "SearchRequest",
     "SequenceRequest",
     "SequenceResult",

@@ -107,7 +107,10 @@ __all__ = [
     "ReviewRequest",
     "ReviewResult",
     "ReviewsRequest",
+    "ScopeEntry",
     "ScopedRequest",
+    "ScopesPage",
+    "ScopesRequest",
     "SearchRequest",
     "SequenceRequest",
     "SequenceResult",
@@ -813,6 +816,33 @@ class Capture(_Record):
     text: str = Field(description="The captured text.")
     captured_at: int = Field(description=_at("When it was observed"))
     recorded_at: int = Field(description=_at("When it was recorded"))
+
+
+class ScopesRequest(_Request):
+    """List the persons of one tenant (the scopes that hold or held memory), one page."""
+
+    tenant_id: Text = Field(description=_TENANT)
+    limit: Limit = Field(default=10, description=_LIMIT)
+    cursor: Text | None = Field(
+        default=None,
+        description="The next_cursor of the previous page (opaque); omitted or null for the first"
+        " page.",
+    )
+
+
+class ScopeEntry(_Record):
+    """One scope of the tenant."""
+
+    person_id: str = Field(description=_PERSON)
+
+
+class ScopesPage(_Record):
+    """One page of ``scopes``."""
+
+    items: list[ScopeEntry] = Field(description="The persons, in ascending order of person_id.")
+    next_cursor: str | None = Field(
+        description="Pass as cursor to read the next page; null when this page is the last."
+    )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
         ReviewRequest,
         ReviewResult,
         ReviewsRequest,
+        ScopesPage,
+        ScopesRequest,
         SearchRequest,
         SequenceRequest,
         SequenceResult,
@@ -154,3 +156,7 @@ class OperationMethods:
     def captures(self, request: CapturesRequest | Mapping[str, Any]) -> list[Capture]:
         """List the newest live captures."""
         return cast("list[Capture]", self.run("captures", request))
+
+    def scopes(self, request: ScopesRequest | Mapping[str, Any]) -> ScopesPage:
+        """List a tenant's persons, paged."""
+        return cast("ScopesPage", self.run("scopes", request))

@@ -29,6 +29,7 @@ from zkr.jsonio import parse_request
 from zkr.retrieval import get, lookups, search
 from zkr.retrieval.chains import history
 from zkr.retrieval.listing import memories
+from zkr.retrieval.scopes import scopes
 from zkr.store.database import Database
 from zkr.store.known_fields import check_known_fields
 from zkr.writes.capture import locator, remember
@@ -367,6 +368,19 @@ _TABLE = (
         "List the newest live captures (optionally only those whose ingestion key starts with a "
         "prefix), each with the evidence id to cite. A page holds at most 1,000,000 bytes of JSON "
         "(fewer captures when their texts are large; always at least one).",
+        "read",
+        idempotent=True,
+    ),
+    # No tool projection: a host serves one person, and a model must never see who else is there.
+    Operation(
+        "scopes",
+        scopes,
+        m.ScopesRequest,
+        m.ScopesPage,
+        "list a tenant's persons, paged",
+        "List the persons of one tenant that hold or held memory, in ascending order of person id"
+        ", never another tenant's. Pass next_cursor back as cursor for the next page. A page "
+        "holds at most 1,000,000 bytes of JSON (always at least one person).",
         "read",
         idempotent=True,
     ),
