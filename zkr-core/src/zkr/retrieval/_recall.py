@@ -8,6 +8,12 @@ different lists:
   :mod:`zkr.store.recall_index` (Porter-stemmed; capture text, claim statements, neighbours' text at
   :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id; without ``query_embedding``, a
   question that names a date ranks the lexical head with the fusion's date term as well;
+* **claims first**: the statement column weighs :data:`STATEMENT_WEIGHT`, the query also
+  searches statements for the everyday words of the predicates it names
+  (:mod:`zkr.retrieval._claim_words`), a capture whose claims were corrected stands for their
+  current versions, a claim whose statement matches gains the fusion's claim term, and a memory
+  that matches only through its neighbours ranks after every one that matches on its own
+  (``docs/recall.md``, issue 24);
 * **dense** (with ``query_embedding``): the lane's ranking with **one entry per memory** — an
   evidence row and its source carry the same text, so the evidence counts for its source;
 * **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:

@@ -27,7 +27,9 @@ or the source itself):
 * **date**: ``DATE_WEIGHT`` when the candidate was captured within a date the query names
   (:func:`zkr.retrieval._query_dates.query_date_spans`: "on October 13, 2023", "in May 2022").
 
-A claim found by the dense lane alone has no anchor and gets neither.
+A claim found by the dense lane alone has no anchor and gets neither. A claim whose statement
+matches the query gains ``CLAIM_WEIGHT`` (claims first), and a candidate that matches nothing on
+its own (``weak``: found through neighbours only) ranks after every other one.
 
 The weights were chosen on LoCoMo's development conversations (0-4, e5) with
 ``benchmarks/recall_lab.py`` (sweep in ``docs/recall.md``), for the recall index's window of
