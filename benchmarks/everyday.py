@@ -34,7 +34,9 @@ Metrics per mode:
   question's topics (an event's ``topics``) — the answer a person reads first is beside the point;
 * ``empty``: questions with no item at all.
 
-The report (JSON) holds the summary per mode and each question's ranked event ids.
+The report (JSON) holds the summary per mode and each question's ranked event ids. zkr's ids
+are random and equal scores are ordered by id, so tied items may swap between runs (about one
+question's worth of difference, mostly in the contract ranking).
 """
 
 from __future__ import annotations
