@@ -345,6 +345,16 @@ def bench_compare(session: nox.Session) -> None:
 
 
 @nox.session
+def everyday(session: nox.Session) -> None:
+    """The everyday benchmark (benchmarks/everyday/: one invented person's six months, written for
+    zkr): contract, recall lexical and recall hybrid (MiniLM, e5); writes everyday-report.json.
+    Not in CI (the scorer's test runs there on a slice, lexically)."""
+    _sync(session, "--all-packages")
+    out = os.environ.get("ZKR_EVERYDAY_OUT", "everyday-report.json")
+    session.run("python", "benchmarks/everyday.py", "--out", out, *session.posargs)
+
+
+@nox.session
 def locomo(session: nox.Session) -> None:
     """LoCoMo evidence retrieval (lexical vs hybrid MiniLM); writes locomo-report.json. Not in CI.
 

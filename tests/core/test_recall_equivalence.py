@@ -4,8 +4,10 @@
 used before anything is ranked again, and frequent phrases are pruned from the scoring when a bound
 proves they cannot reach the page). The definition it must keep is the unpaged one written here:
 every ``recall_fts`` row that matches the recall expression, joined to the scope's live sources,
-ordered by (bm25 with the column weights, source id), each source resolved to its targets (claims
-in id order after the source itself), de-duplicated, cut at *wanted*. Both are compared over the
+ordered by (matches by its own words first, bm25 with the column weights, source id), each source
+resolved to its targets (claims in id order after the source itself; a capture whose claims were
+all corrected to the current versions of them, found here by walking the corrections one step at
+a time), de-duplicated, cut at *wanted*. Both are compared over the
 randomized store of ``test_search_equivalence`` (claims, corrections, deletions, bm25 ties, three
 scopes, ``as_of``), for the lexical lists themselves and for the packs ``search`` returns.
 """
@@ -28,12 +30,43 @@ from zkr.retrieval._lexical import _resolve
 from zkr.store.recall_index import SESSION_GAP_SECONDS
 
 LITERAL = """
-SELECT s.id, bm25(recall_fts, 1.0, 1.0, :context)
+SELECT s.id, bm25(recall_fts, 1.0, :statement, :context),
+  bm25(recall_fts, 1.0, :statement, 0.0) < 0, bm25(recall_fts, 0.0, 1.0, 0.0) < 0
 FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
 WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
   AND s.deleted_at IS NULL
-ORDER BY bm25(recall_fts, 1.0, 1.0, :context), s.id
+ORDER BY bm25(recall_fts, 1.0, :statement, 0.0) < 0 DESC,
+  bm25(recall_fts, 1.0, :statement, :context), s.id
 """
+
+# The current version of every claim, by following the corrections table one step at a time.
+CORRECTED = "SELECT superseded_claim_id, claim_id FROM corrections"
+CURRENT = (
+    "SELECT id FROM claims WHERE status = 'accepted' AND valid_until IS NULL"
+    " AND recorded_until IS NULL"
+)
+LINKED = (
+    "SELECT e.source_id, ce.claim_id FROM evidence e JOIN claim_evidence ce"
+    " ON ce.evidence_id = e.id AND ce.relation = '\"supports\"' WHERE e.deleted_at IS NULL"
+)
+
+
+def current_versions(conn: sqlite3.Connection, source_id: str) -> list[str]:
+    """The current versions of the claims the source supports, each found by walking its
+    corrections (a plain loop, unlike the recursive query under test)."""
+    successor = dict(conn.execute(CORRECTED).fetchall())
+    current = {row[0] for row in conn.execute(CURRENT)}
+    found = set()
+    for linked_source, claim in conn.execute(LINKED):
+        if linked_source != source_id:
+            continue
+        seen = set()
+        while claim in successor and claim not in seen:
+            seen.add(claim)
+            claim = successor[claim]
+        if claim in current:
+            found.add(claim)
+    return sorted(found)
 
 
 def literal_lexical(
@@ -45,6 +78,8 @@ def literal_lexical(
     wanted: int,
     tuning: recall.RecallTuning = recall.DEFAULT_TUNING,
     scored: dict[Target, tuple[float, str]] | None = None,
+    context_only: set[Target] | None = None,
+    stated: set[Target] | None = None,
 ) -> list[Target]:
     match = recall.recall_match(query, tuning.prefix_from)
     if match is None or wanted <= 0:
@@ -53,17 +88,29 @@ def literal_lexical(
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
         params["recorded_at"] = as_of.recorded_at
-    bm25 = dict(conn.execute(LITERAL, {**params, "match": match, "context": tuning.context_weight}))
+    weights = {"context": tuning.context_weight, "statement": tuning.statement_weight}
+    rows = conn.execute(LITERAL, {**params, **weights, "match": match}).fetchall()
+    bm25 = {source_id: score for source_id, score, _, _ in rows}
     sources = list(bm25)
     resolved = _resolve(conn, sources, params, as_of is not None)
+    if as_of is None:
+        for source_id in sources:
+            if resolved.get(source_id) == []:
+                resolved[source_id] = list(current_versions(conn, source_id))
     ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts
-    for source_id in sources:
+    for source_id, _, own, statement in rows:
         claims = sorted(set(resolved.get(source_id, [])), key=lambda c: (c is not None, c or ""))
         for claim_id in claims:
             target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+            if target in ranking:
+                continue
             ranking.setdefault(target)
             if scored is not None:
-                scored.setdefault(target, (-bm25[source_id], source_id))
+                scored[target] = (-bm25[source_id], source_id)
+            if context_only is not None and not own:
+                context_only.add(target)
+            if stated is not None and statement and claim_id is not None:
+                stated.add(target)
     return list(ranking)[:wanted]
 
 

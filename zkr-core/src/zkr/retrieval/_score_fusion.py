@@ -27,7 +27,9 @@ or the source itself):
 * **date**: ``DATE_WEIGHT`` when the candidate was captured within a date the query names
   (:func:`zkr.retrieval._query_dates.query_date_spans`: "on October 13, 2023", "in May 2022").
 
-A claim found by the dense lane alone has no anchor and gets neither.
+A claim found by the dense lane alone has no anchor and gets neither. A claim whose statement
+matches the query gains ``CLAIM_WEIGHT`` (claims first), and a candidate that matches nothing on
+its own (``weak``: found through neighbours only) ranks after every other one.
 
 The weights were chosen on LoCoMo's development conversations (0-4, e5) with
 ``benchmarks/recall_lab.py`` (sweep in ``docs/recall.md``), for the recall index's window of
@@ -42,12 +44,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from zkr.retrieval._fusion import Target, target_key
 from zkr.store.recall_index import SESSION_GAP_SECONDS
 
 __all__ = [
+    "CLAIM_WEIGHT",
     "DATE_WEIGHT",
     "LEXICAL_SHARE",
     "MIN_SPREAD",
@@ -64,6 +67,9 @@ LEXICAL_SHARE = 0.55
 NEIGHBOUR_WEIGHT = 1.0
 SESSION_WEIGHT = 0.5
 DATE_WEIGHT = 1.0
+#: The lift of a claim whose statement matches the query (claims first; chosen on the everyday
+#: benchmark, ``benchmarks/everyday.py``; LoCoMo stores no claims, so it does not move there).
+CLAIM_WEIGHT = 0.5
 Z_SPAN = 4.0
 #: Timeline neighbours on each side whose dense score a capture borrows.
 SPREAD = 2
@@ -189,6 +195,9 @@ def fuse_scores(
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
     session_weight: float = SESSION_WEIGHT,
     date_weight: float = DATE_WEIGHT,
+    weak: Collection[Target] = (),
+    stated: Collection[Target] = (),
+    claim_weight: float = CLAIM_WEIGHT,
 ) -> list[tuple[Target, int]]:
     """The best *limit* candidates with relevance in basis points: 10000 for the best, minus
     10000 per unit of score behind it (a unit: the lexical term of the best bm25 at share 1),
@@ -202,6 +211,12 @@ def fuse_scores(
     source's. *times* holds ``(kind, captured_at)`` of the live anchors (:func:`anchor_times`;
     an anchor missing from it gets no session or date term), *date_spans* the capture-time spans
     the query names (:func:`zkr.retrieval._query_dates.query_date_spans`).
+
+    *weak* holds the candidates that match nothing on their own (found only through their
+    neighbours): they rank after every other candidate, whatever their neighbours lend them, and
+    a relevance never rises down the list. *stated* holds the claims whose statement matches
+    the query's words: each gains *claim_weight* (claims first: the claim that says what is asked
+    outranks a capture that shares an incidental word with the question).
     """
     best_lexical = max((score for _, score, _ in lexical), default=0.0)
     lexical_part: dict[Target, float] = {}
@@ -231,6 +246,8 @@ def fuse_scores(
             lexical_share * lexical_part.get(target, 0.0)
             + dense_share * (dense_z.get(target, 0.0) + neighbour_weight * spread) / Z_SPAN
         )
+        if target in stated:
+            value += claim_weight
         placed = times.get(anchored) if anchored is not None else None
         if placed is not None:
             value += session_weight * session.get(anchored or "", 0.0)
@@ -239,9 +256,13 @@ def fuse_scores(
         scores[target] = round(value * _QUANTUM)
     if not scores:
         return []
-    ranked = sorted(scores.items(), key=lambda pair: (-pair[1], target_key(pair[0])))
+    ranked = sorted(
+        scores.items(), key=lambda pair: (pair[0] in weak, -pair[1], target_key(pair[0]))
+    )
     best = ranked[0][1]
-    return [
-        (target, max(0, _POINTS - (best - score) * _POINTS // _QUANTUM))
-        for target, score in ranked[:limit]
-    ]
+    shown: list[tuple[Target, int]] = []
+    ceiling = _POINTS
+    for target, score in ranked[:limit]:
+        ceiling = min(ceiling, max(0, _POINTS - (best - score) * _POINTS // _QUANTUM))
+        shown.append((target, ceiling))
+    return shown
