@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from zkr.errors import NotFound
 from zkr.retrieval._fusion import Target
+from zkr.store.believed import visible_claim
 
 if TYPE_CHECKING:
     from zkr import models as m
@@ -65,10 +66,7 @@ SELECT c.id, c.subject, c.predicate, c.value,
      AND ce.relation = {_SUPPORTS})
 FROM claims AS c
 WHERE c.id IN ({{ids}}) AND +c.tenant_id = :tenant AND +c.person_id = :person
-  AND c.status IN ('accepted', 'superseded')
-  AND c.valid_from <= :valid_at AND (c.valid_until IS NULL OR :valid_at < c.valid_until)
-  AND c.recorded_from <= :recorded_at
-  AND (c.recorded_until IS NULL OR :recorded_at < c.recorded_until)
+  AND {visible_claim("c")}
 """
 
 _SOURCE = """
