@@ -111,6 +111,7 @@ def test_as_of_lists_what_was_held_then(db: MemoryDb) -> None:
     known = page(db, claim_kinds=["fact"], as_of={"valid_at": 20, "recorded_at": 30})
     assert [item.claim.value for item in known.items if item.claim] == []
 
+
 @pytest.mark.parametrize(
     "cursor",
     [

@@ -24,9 +24,9 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
-from zkr.store.believed import visible_claim
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
+from zkr.store.believed import visible_claim
 
 if TYPE_CHECKING:
     from zkr import models as m
