@@ -21,6 +21,7 @@ from zkr.enums import (
     I64_MIN,
     ClaimKind,
     ClaimStatus,
+    CorrectionMode,
     EvidenceRelation,
     MemoryKind,
     ProfileStability,
@@ -47,6 +48,7 @@ __all__ = [
     "ClaimKind",
     "ClaimRecord",
     "ClaimStatus",
+    "CorrectionMode",
     "ClaimVersion",
     "ClaimsRequest",
     "CorrectRequest",
@@ -311,6 +313,13 @@ class CorrectRequest(ScopedRequest):
     )
     recorded_at: Timestamp = Field(
         description=_at("When the correction is recorded; after the old claim was recorded")
+    )
+    mode: CorrectionMode = Field(
+        CorrectionMode.mistake,
+        description="'mistake' (the default, zkr 0.2.3's correct): the old value was wrong and is"
+        " no longer believed. 'change': the value changed at valid_at (\"I moved to Porto in"
+        " April\"); the old value stays believed for the time it was true, so questions about"
+        " that time still answer it.",
     )
 
 
