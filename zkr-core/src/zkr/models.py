@@ -48,11 +48,11 @@ __all__ = [
     "ClaimKind",
     "ClaimRecord",
     "ClaimStatus",
-    "CorrectionMode",
     "ClaimVersion",
     "ClaimsRequest",
     "CorrectRequest",
     "CorrectResult",
+    "CorrectionMode",
     "CorrectionRecord",
     "DailyReviewRecord",
     "DeleteRequest",
@@ -318,7 +318,7 @@ class CorrectRequest(ScopedRequest):
         CorrectionMode.mistake,
         description="'mistake' (the default, zkr 0.2.3's correct): the old value was wrong and is"
         " no longer believed. 'change': the value changed at valid_at (\"I moved to Porto in"
-        " April\"); the old value stays believed for the time it was true, so questions about"
+        ' April"); the old value stays believed for the time it was true, so questions about'
         " that time still answer it.",
     )
 
