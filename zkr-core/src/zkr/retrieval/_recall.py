@@ -9,7 +9,9 @@ different lists:
   :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id; without ``query_embedding``, a
   question that names a date ranks the lexical head with the fusion's date term as well;
 * **dense** (with ``query_embedding``): the lane's ranking with **one entry per memory** — an
-  evidence row and its source carry the same text, so the evidence counts for its source;
+  evidence row and its source carry the same text, so the evidence counts for its source; with
+  ``as_of`` too (vectors are projections of sources: each row is mapped to what was visible
+  then, :func:`recall_dense_as_of`; the contract ranking still ignores the embedding there);
 * **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:
   the lexical bm25 as a share of the best, plus the dense z-score of the memory and of its
   timeline neighbours (live ones only), plus the best lexical
@@ -32,7 +34,7 @@ from zkr.retrieval._bounds import scope_has_live_source, search_budget
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
-from zkr.retrieval._materialize import materialize_all
+from zkr.retrieval._materialize import materialize_all, visible_claims
 from zkr.retrieval._query_dates import query_date_spans
 from zkr.retrieval._score_fusion import (
     DATE_WEIGHT,
@@ -260,14 +262,7 @@ def recall_lexical(
 
 def _one_per_memory(conn: sqlite3.Connection, head: Sequence[Target]) -> list[Target]:
     """The dense head with each evidence counted as its source, first (best) entry kept."""
-    evidence_ids = [target_id for kind, target_id in head if kind == "evidence"]
-    source_of: dict[str, str] = {}
-    for start in range(0, len(evidence_ids), 500):
-        chunk = evidence_ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        source_of.update(
-            conn.execute(f"SELECT id, source_id FROM evidence WHERE id IN ({marks})", chunk)
-        )
+    source_of = _sources_of(conn, [target_id for kind, target_id in head if kind == "evidence"])
     memories: list[Target] = []
     seen: set[Target] = set()
     for kind, target_id in head:
@@ -328,6 +323,75 @@ def _for_request(
     )
 
 
+def recall_dense_as_of(
+    db: Database, conn: sqlite3.Connection, request: m.SearchRequest, *, cache: bool
+) -> DenseRanks:
+    """The dense list of a search ``as_of`` (V, R): vectors are projections of sources, so each
+    row is mapped to what was visible then, by the rules of the lexical lane (issue 24).
+
+    A source's vector (an evidence's counts for its source, as in :func:`dense_head`) goes to the
+    claims it supported that were visible at (V, R), or to the source itself when it supported
+    none (``_resolve``: not yet captured or recorded at that time -> nothing). A claim's vector
+    counts when the claim was visible then with a supporting evidence that existed. Each target
+    keeps its best score.
+    """
+    import numpy as np
+
+    from zkr.embeddings.dense import DenseRanks, row_scores
+
+    assert request.query_embedding is not None and request.as_of is not None
+    rows = row_scores(
+        db,
+        conn,
+        request.tenant_id,
+        request.person_id,
+        request.query_embedding,
+        text=request.query,
+        cache=cache,
+    )
+    params: dict[str, object] = {
+        "tenant": request.tenant_id,
+        "person": request.person_id,
+        "valid_at": request.as_of.valid_at,
+        "recorded_at": request.as_of.recorded_at,
+    }
+    by_source: dict[str, float] = {}
+    claim_scores: dict[str, float] = {}
+    source_of = _sources_of(conn, [row[0][1] for row in rows if row[0][0] == "evidence"])
+    for (kind, target_id), score in rows:
+        if kind == "claim":
+            claim_scores[target_id] = max(score, claim_scores.get(target_id, score))
+            continue
+        source_id = target_id if kind == "source" else source_of.get(target_id)
+        if source_id is not None:
+            by_source[source_id] = max(score, by_source.get(source_id, score))
+    best: dict[Target, float] = {}
+    for source_id, claims in _resolve(conn, sorted(by_source), params, True).items():
+        for claim_id in claims:
+            target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+            best[target] = max(by_source[source_id], best.get(target, by_source[source_id]))
+    visible = visible_claims(
+        conn, sorted(claim_scores), request.tenant_id, request.person_id, request.as_of
+    )
+    for claim_id in visible:
+        target = ("claim", claim_id)
+        best[target] = max(claim_scores[claim_id], best.get(target, claim_scores[claim_id]))
+    keys = sorted(best, key=target_key)
+    return DenseRanks(np.asarray([best[k] for k in keys], dtype=np.float32), keys)
+
+
+def _sources_of(conn: sqlite3.Connection, evidence_ids: Sequence[str]) -> dict[str, str]:
+    """``evidence id -> source id``."""
+    source_of: dict[str, str] = {}
+    for start in range(0, len(evidence_ids), 500):
+        chunk = evidence_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        source_of.update(
+            conn.execute(f"SELECT id, source_id FROM evidence WHERE id IN ({marks})", chunk)
+        )
+    return source_of
+
+
 def dense_head(conn: sqlite3.Connection, ranks: DenseRanks, wanted: int) -> list[Target]:
     """The first *wanted* entries of *ranks*, one per memory."""
     depth = 2 * wanted
@@ -385,18 +449,20 @@ def recall_search(
     limit = m.bounded_limit(request.limit)
     candidates = max(CANDIDATES_PER_ITEM * limit, tuning.candidates)
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
-    hybrid = request.query_embedding is not None and as_of is None
+    # With as_of too: the dense lane's rows are then mapped to what was visible at that time.
+    hybrid = request.query_embedding is not None
     # A lexical search whose query names a date ranks its candidates by score, with the date's lift.
     dated = () if hybrid or not tuning.date_weight else query_date_spans(request.query)
     nested = db.conn.in_transaction
     with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
         scored: dict[Target, tuple[float, str]] = {}
         # The score fusion's dense scan runs on a worker while the lexical list is ranked.
-        scan = (
-            recall_dense_scan(db, conn, request, cache=not nested)
-            if hybrid and tuning.fusion != "rrf"
-            else None
-        )
+        scan: Callable[[], DenseRanks] | None = None
+        if hybrid and as_of is not None:
+            past = recall_dense_as_of(db, conn, request, cache=not nested)
+            scan = lambda: past  # noqa: E731 - the same shape as a started scan
+        elif hybrid and tuning.fusion != "rrf":
+            scan = recall_dense_scan(db, conn, request, cache=not nested)
         lexical = recall_lexical(
             conn,
             tenant_id,
@@ -413,7 +479,11 @@ def recall_search(
         elif not hybrid:
             fused = fuse_weighted(lists, limit, k=tuning.rrf_k)
         elif tuning.fusion == "rrf":
-            dense = recall_dense(db, conn, request, candidates, cache=not nested)
+            dense = (
+                recall_dense(db, conn, request, candidates, cache=not nested)
+                if scan is None
+                else dense_head(conn, scan(), candidates)
+            )
             lists.append((dense, tuning.dense_weight))
             fused = fuse_weighted(
                 lists, limit, k=tuning.rrf_k, impute_missing=tuning.impute_missing
