@@ -4,7 +4,8 @@
 used before anything is ranked again, and frequent phrases are pruned from the scoring when a bound
 proves they cannot reach the page). The definition it must keep is the unpaged one written here:
 every ``recall_fts`` row that matches the recall expression, joined to the scope's live sources,
-ordered by (bm25 with the column weights, source id), each source resolved to its targets (claims
+ordered by (bm25 with the column weights, source id; with ``as_of`` only the capture's own
+content column is matched), each source resolved to its targets (claims
 in id order after the source itself), de-duplicated, cut at *wanted*. Both are compared over the
 randomized store of ``test_search_equivalence`` (claims, corrections, deletions, bm25 ties, three
 scopes, ``as_of``), for the lexical lists themselves and for the packs ``search`` returns.
@@ -49,12 +50,30 @@ def literal_lexical(
     match = recall.recall_match(query, tuning.prefix_from)
     if match is None or wanted <= 0:
         return []
+    own_words = None
+    if as_of is not None:  # no context (see recall_lexical); later statements checked below
+        own_words, match = f"{{content}} : ({match})", f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
         params["recorded_at"] = as_of.recorded_at
     bm25 = dict(conn.execute(LITERAL, {**params, "match": match, "context": tuning.context_weight}))
     sources = list(bm25)
+    if own_words is not None:
+        # A capture whose live evidence supports a claim recorded after R counts only by its own
+        # words.
+        later = {
+            row[0]
+            for row in conn.execute(
+                "SELECT e.source_id FROM evidence e JOIN claim_evidence ce ON ce.evidence_id = e.id"
+                " JOIN claims c ON c.id = ce.claim_id WHERE e.deleted_at IS NULL"
+                " AND ce.relation = '\"supports\"' AND c.status != 'retracted'"
+                " AND c.recorded_from > ?",
+                (as_of.recorded_at,),  # type: ignore[union-attr]
+            )
+        }
+        own = dict(conn.execute(LITERAL, {**params, "match": own_words, "context": 1.0}))
+        sources = [s for s in sources if s not in later or s in own]
     resolved = _resolve(conn, sources, params, as_of is not None)
     ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts
     for source_id in sources:

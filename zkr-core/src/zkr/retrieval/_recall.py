@@ -24,6 +24,7 @@ different lists:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -203,6 +204,46 @@ def _scored_sources(
     return [source_id for source_id, _ in ranked[:rows]], len(ranked) > rows
 
 
+# Captures (of *ids*) whose live evidence supports a claim recorded after R: their statement
+# column holds words nobody had said at R.
+_SUPPORTS = "'\"supports\"'"
+_LATER_STATEMENTS = f"""
+SELECT DISTINCT e.source_id FROM evidence AS e
+CROSS JOIN claim_evidence AS ce
+  ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
+ AND ce.relation = {_SUPPORTS}
+CROSS JOIN claims AS c
+  ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+WHERE e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
+  AND e.source_id IN (SELECT value FROM json_each(:ids))
+  AND c.status != 'retracted' AND c.recorded_from > :recorded_at
+"""
+_OWN_WORDS = """
+SELECT s.id FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
+WHERE recall_fts MATCH :match AND s.id IN (SELECT value FROM json_each(:ids))
+  AND s.tenant_id = :tenant AND s.person_id = :person
+"""
+
+
+def _known_then(
+    conn: sqlite3.Connection, sources: list[str], own_words: str, params: dict[str, object]
+) -> list[str]:
+    """*sources* without those found only through the statement of a claim recorded after R."""
+    if not sources:
+        return sources
+    listed = json.dumps(sources)
+    later = {row[0] for row in conn.execute(_LATER_STATEMENTS, {**params, "ids": listed})}
+    if not later:
+        return sources
+    matched = {
+        row[0]
+        for row in conn.execute(
+            _OWN_WORDS, {**params, "ids": json.dumps(sorted(later)), "match": own_words}
+        )
+    }
+    return [s for s in sources if s not in later or s in matched]
+
+
 def recall_lexical(
     conn: sqlite3.Connection,
     tenant_id: str,
@@ -225,6 +266,14 @@ def recall_lexical(
     match = recall_match(query, tuning.prefix_from)
     if match is None:
         return []
+    own_words = None
+    if as_of is not None:
+        # A capture's context column describes the timeline now (neighbours recorded later), and
+        # its statement column may hold claims recorded after R (linked later). Matched then, a
+        # word said only after R would find a capture as of R (knowledge from the future; issue
+        # 24): context is left out, and a capture with such a claim must match its own words.
+        own_words = f"{{content}} : ({match})"
+        match = f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
@@ -235,6 +284,8 @@ def recall_lexical(
         sources, more = _scored_sources(
             conn, match, tenant_id, person_id, rows, tuning.context_weight, bm25
         )
+        if own_words is not None:
+            sources = _known_then(conn, sources, own_words, params)
         ranking: list[Target] = []
         seen: set[Target] = set()
         # Resolve the first *rows* sources, then (only when they fell short) the rest in blocks.
