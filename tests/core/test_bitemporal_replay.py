@@ -76,7 +76,8 @@ remember = st.tuples(
 )
 operation = st.one_of(
     remember,
-    remember,  # twice as likely: most of a memory is what was said
+    remember,
+    remember,  # three times as likely: most of a memory is what was said
     st.tuples(st.just("correct"), ref, word, st.integers(1, 200), st.booleans()),
     st.tuples(st.just("link"), ref, ref, st.booleans()),
     st.tuples(st.just("delete"), ref),
@@ -353,7 +354,30 @@ def reads(db: MemoryDb, history: History, valid_at: int, recorded_at: int) -> di
         if cursor is None:
             break
     answers["memories"] = pages
+    for kind, pool in (
+        ("source", history.sources),
+        ("evidence", history.evidence),
+        ("claim", history.claims),
+    ):
+        for target_id in pool:
+            answers[f"get {kind} {target_id}"] = answer(
+                db, "get", {**SCOPE, "target": {"kind": kind, "id": target_id}, "as_of": as_of}
+            )
+    for claim_id in history.claims:
+        answers[f"history {claim_id}"] = answer(
+            db, "history", {**SCOPE, "claim_id": claim_id, "as_of": as_of}
+        )
+    answers["profiles"] = run(db, "profiles", {**SCOPE, "limit": 100, "as_of": as_of})
+    answers["reviews"] = run(db, "reviews", {**SCOPE, "limit": 100, "as_of": as_of})
     return answers
+
+
+def answer(db: MemoryDb, name: str, payload: dict[str, Any]) -> Any:
+    """The read's answer, or the error it gives (``record not found`` for what did not exist)."""
+    try:
+        return run(db, name, payload)
+    except ZkrError as error:
+        return {"error": str(error)}
 
 
 @settings(
@@ -364,8 +388,20 @@ def reads(db: MemoryDb, history: History, valid_at: int, recorded_at: int) -> di
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
 )
 @given(
-    ops=st.lists(operation, min_size=1, max_size=24),
-    points=st.lists(st.tuples(moment, st.integers(START - STEP, START + STEP * 25)), max_size=3),
+    ops=st.tuples(remember, st.lists(operation, min_size=3, max_size=24)).map(
+        lambda first_and_rest: [first_and_rest[0], *first_and_rest[1]]
+    ),
+    # Recorded times just before, at and after the operations' (START + STEP * k).
+    points=st.lists(
+        st.builds(
+            lambda valid_at, k, offset: (valid_at, START + STEP * k + offset),
+            moment | st.just(START + STEP * 30),  # some time, or after every valid time drawn
+            st.integers(-1, 25),
+            st.sampled_from([-1, 0, 5]),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
 )
 # A claim recorded later and linked to an earlier capture: as of before it, the capture must not
 # be found by the claim's words (the recall index holds its statement in the capture's row).

@@ -50,30 +50,16 @@ def literal_lexical(
     match = recall.recall_match(query, tuning.prefix_from)
     if match is None or wanted <= 0:
         return []
-    own_words = None
     if as_of is not None:  # no context (see recall_lexical); later statements checked below
-        own_words, match = f"{{content}} : ({match})", f"{{content statement}} : ({match})"
+        match = f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
         params["recorded_at"] = as_of.recorded_at
     bm25 = dict(conn.execute(LITERAL, {**params, "match": match, "context": tuning.context_weight}))
     sources = list(bm25)
-    if own_words is not None:
-        # A capture whose live evidence supports a claim recorded after R counts only by its own
-        # words.
-        later = {
-            row[0]
-            for row in conn.execute(
-                "SELECT e.source_id FROM evidence e JOIN claim_evidence ce ON ce.evidence_id = e.id"
-                " JOIN claims c ON c.id = ce.claim_id WHERE e.deleted_at IS NULL"
-                " AND ce.relation = '\"supports\"' AND c.status != 'retracted'"
-                " AND c.recorded_from > ?",
-                (as_of.recorded_at,),  # type: ignore[union-attr]
-            )
-        }
-        own = dict(conn.execute(LITERAL, {**params, "match": own_words, "context": 1.0}))
-        sources = [s for s in sources if s not in later or s in own]
+    if as_of is not None:
+        sources = [s for s in sources if matches_then(conn, s, match, as_of.recorded_at)]
     resolved = _resolve(conn, sources, params, as_of is not None)
     ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts
     for source_id in sources:
@@ -84,6 +70,32 @@ def literal_lexical(
             if scored is not None:
                 scored.setdefault(target, (-bm25[source_id], source_id))
     return list(ranking)[:wanted]
+
+
+def matches_then(conn: sqlite3.Connection, source_id: str, match: str, recorded_at: int) -> bool:
+    """Whether the capture's row as it read at *recorded_at* (its text and the statements of the
+    non-retracted claims its live evidence supported, recorded by then) matches, literally: one
+    scratch FTS5 row with the recall index's tokenizer."""
+    content = conn.execute("SELECT content FROM sources WHERE id = ?", (source_id,)).fetchone()[0]
+    statements = [
+        f"{subject} {predicate.replace('_', ' ')} {value}"
+        for subject, predicate, value in conn.execute(
+            "SELECT DISTINCT c.subject, c.predicate, c.value FROM evidence e"
+            " JOIN claim_evidence ce ON ce.evidence_id = e.id JOIN claims c ON c.id = ce.claim_id"
+            " WHERE e.source_id = ? AND e.deleted_at IS NULL AND ce.relation = '\"supports\"'"
+            " AND c.status != 'retracted' AND c.recorded_from <= ?",
+            (source_id, recorded_at),
+        )
+    ]
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(content, statement, tokenize='porter unicode61')"
+        )
+        scratch.execute("INSERT INTO t VALUES (?, ?)", (content, " ".join(statements)))
+        return scratch.execute("SELECT 1 FROM t WHERE t MATCH ?", (match,)).fetchone() is not None
+    finally:
+        scratch.close()
 
 
 @pytest.fixture(scope="module")

@@ -300,6 +300,11 @@ class GetRequest(ScopedRequest):
     """Read one live memory by reference."""
 
     target: TargetRef = Field(description="The record to read.")
+    as_of: AsOf | None = Field(
+        default=None,
+        description="Read it as it was at a past time (omit: the present): a claim visible then,"
+        " a capture or quote already captured and recorded then.",
+    )
 
 
 class CorrectRequest(ScopedRequest):
@@ -360,6 +365,11 @@ class ProfilesRequest(ScopedRequest):
     """List the current profile entries, newest first."""
 
     limit: Limit = Field(default=10, description=_LIMIT)
+    as_of: AsOf | None = Field(
+        default=None,
+        description="The entries as they were at recorded_at (omit: the present); valid_at is not"
+        " used.",
+    )
 
 
 class ReviewRequest(ScopedRequest):
@@ -380,6 +390,10 @@ class ReviewsRequest(ScopedRequest):
     day: Text | None = Field(
         default=None,
         description="Only the reviews of this day, exactly as it was stored (an addition).",
+    )
+    as_of: AsOf | None = Field(
+        default=None,
+        description="Only the reviews recorded by recorded_at (omit: all); valid_at is not used.",
     )
 
 
@@ -911,6 +925,12 @@ class HistoryRequest(ScopedRequest):
 
     claim_id: Text = Field(
         description="Any claim id of the chain: the first version, a correction, the current one."
+    )
+    as_of: AsOf | None = Field(
+        default=None,
+        description="The chain as it was known at recorded_at (omit: the present): the versions"
+        " recorded by then, each as then believed; valid_at is not used (a chain spans every"
+        " valid time).",
     )
 
 

@@ -204,9 +204,9 @@ def _scored_sources(
     return [source_id for source_id, _ in ranked[:rows]], len(ranked) > rows
 
 
+_SUPPORTS = "'\"supports\"'"
 # Captures (of *ids*) whose live evidence supports a claim recorded after R: their statement
 # column holds words nobody had said at R.
-_SUPPORTS = "'\"supports\"'"
 _LATER_STATEMENTS = f"""
 SELECT DISTINCT e.source_id FROM evidence AS e
 CROSS JOIN claim_evidence AS ce
@@ -218,29 +218,54 @@ WHERE e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
   AND e.source_id IN (SELECT value FROM json_each(:ids))
   AND c.status != 'retracted' AND c.recorded_from > :recorded_at
 """
-_OWN_WORDS = """
-SELECT s.id FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
-WHERE recall_fts MATCH :match AND s.id IN (SELECT value FROM json_each(:ids))
-  AND s.tenant_id = :tenant AND s.person_id = :person
+# Those captures' rows as they read at R: their own text and the statements of the claims their
+# live evidence supported then (as recall_index builds a row, without the later claims).
+_ROWS_THEN = f"""
+SELECT s.id, s.content, (
+  SELECT group_concat(c.subject || ' ' || replace(c.predicate, '_', ' ') || ' ' || c.value, ' ')
+  FROM evidence AS e
+  CROSS JOIN claim_evidence AS ce
+    ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
+   AND ce.relation = {_SUPPORTS}
+  CROSS JOIN claims AS c
+    ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+  WHERE e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
+    AND e.deleted_at IS NULL AND c.status != 'retracted' AND c.recorded_from <= :recorded_at)
+FROM sources AS s WHERE s.id IN (SELECT value FROM json_each(:ids))
 """
+# A scratch index with the recall index's tokenizer, private to the connection (temp schema).
+_SCRATCH = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_then"
+    " USING fts5(source_id UNINDEXED, content, statement, tokenize='porter unicode61')"
+)
 
 
 def _known_then(
-    conn: sqlite3.Connection, sources: list[str], own_words: str, params: dict[str, object]
+    conn: sqlite3.Connection, sources: list[str], match: str, params: dict[str, object]
 ) -> list[str]:
-    """*sources* without those found only through the statement of a claim recorded after R."""
+    """*sources* without those that *match* only through the statement of a claim recorded
+    after R: such a capture is matched again against its row as it read at R."""
     if not sources:
         return sources
-    listed = json.dumps(sources)
-    later = {row[0] for row in conn.execute(_LATER_STATEMENTS, {**params, "ids": listed})}
+    later = sorted(
+        row[0] for row in conn.execute(_LATER_STATEMENTS, {**params, "ids": json.dumps(sources)})
+    )
     if not later:
         return sources
-    matched = {
-        row[0]
-        for row in conn.execute(
-            _OWN_WORDS, {**params, "ids": json.dumps(sorted(later)), "match": own_words}
+    conn.execute(_SCRATCH)
+    try:
+        conn.executemany(
+            "INSERT INTO temp.recall_then(source_id, content, statement) VALUES (?, ?, ?)",
+            conn.execute(_ROWS_THEN, {**params, "ids": json.dumps(later)}).fetchall(),
         )
-    }
+        matched = {
+            row[0]
+            for row in conn.execute(
+                "SELECT source_id FROM temp.recall_then WHERE recall_then MATCH ?", (match,)
+            )
+        }
+    finally:
+        conn.execute("DELETE FROM temp.recall_then")
     return [s for s in sources if s not in later or s in matched]
 
 
@@ -266,13 +291,11 @@ def recall_lexical(
     match = recall_match(query, tuning.prefix_from)
     if match is None:
         return []
-    own_words = None
     if as_of is not None:
         # A capture's context column describes the timeline now (neighbours recorded later), and
         # its statement column may hold claims recorded after R (linked later). Matched then, a
         # word said only after R would find a capture as of R (knowledge from the future; issue
-        # 24): context is left out, and a capture with such a claim must match its own words.
-        own_words = f"{{content}} : ({match})"
+        # 24): context is left out, and a capture with such a claim is matched again without it.
         match = f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
@@ -284,8 +307,8 @@ def recall_lexical(
         sources, more = _scored_sources(
             conn, match, tenant_id, person_id, rows, tuning.context_weight, bm25
         )
-        if own_words is not None:
-            sources = _known_then(conn, sources, own_words, params)
+        if as_of is not None:
+            sources = _known_then(conn, sources, match, params)
         ranking: list[Target] = []
         seen: set[Target] = set()
         # Resolve the first *rows* sources, then (only when they fell short) the rest in blocks.
