@@ -327,6 +327,21 @@ def fuzz(session: nox.Session) -> None:
 
 
 @nox.session
+def bitemporal(session: nox.Session) -> None:
+    """The long profile of the bitemporal replay property (issue 24): 5,000 generated histories
+    (``ZKR_BITEMPORAL_EXAMPLES`` overrides). Not part of CI (the tests session runs 200)."""
+    _sync(session, "--all-packages", "--group", "test")
+    examples = os.environ.get("ZKR_BITEMPORAL_EXAMPLES", "5000")
+    session.run(
+        "pytest",
+        "-q",
+        "tests/core/test_bitemporal_replay.py",
+        *session.posargs,
+        env={"ZKR_BITEMPORAL_EXAMPLES": examples},
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks; writes a JSON report (default bench-report.json). Not part of CI."""
     _sync(session, "--all-packages")

@@ -97,8 +97,19 @@ def test_as_of_lists_what_was_held_then(db: MemoryDb) -> None:
     then = page(db, claim_kinds=["fact"], as_of={"valid_at": 20, "recorded_at": 20})
     assert now == ["Beta"]
     assert [item.claim.value for item in then.items if item.claim] == ["Acme"]
-    assert then.items[0].claim is not None
-    assert then.items[0].claim.status is m.ClaimStatus.superseded
+    # As believed at 20: the correction recorded at 30 was not known yet (issue 24).
+    held = then.items[0].claim
+    assert held is not None
+    assert held.status is m.ClaimStatus.accepted
+    assert (held.valid_time.until, held.recorded_time.until) == (None, None)
+    # Just before the correction was recorded it was still believed; from then on a mistake
+    # correction withdrew it, and its replacement is only true from 30.
+    before = page(db, claim_kinds=["fact"], as_of={"valid_at": 20, "recorded_at": 29})
+    assert [(i.claim.value, i.claim.status) for i in before.items if i.claim] == [
+        ("Acme", m.ClaimStatus.accepted)
+    ]
+    known = page(db, claim_kinds=["fact"], as_of={"valid_at": 20, "recorded_at": 30})
+    assert [item.claim.value for item in known.items if item.claim] == []
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,11 @@
 used before anything is ranked again, and frequent phrases are pruned from the scoring when a bound
 proves they cannot reach the page). The definition it must keep is the unpaged one written here:
 every ``recall_fts`` row that matches the recall expression, joined to the scope's live sources,
-ordered by (matches by its own words first, bm25 with the column weights, source id), each source
-resolved to its targets (claims in id order after the source itself; a capture whose claims were
-all corrected to the current versions of them, found here by walking the corrections one step at
-a time), de-duplicated, cut at *wanted*. Both are compared over the
+ordered by (matches by its own words first, bm25 with the column weights, source id; with
+``as_of`` only the capture's own content and statement columns, as they read then, are matched),
+each source resolved to its targets (claims in id order after the source itself; without ``as_of``
+a capture whose claims were all corrected to the current versions of them, found here by walking
+the corrections one step at a time), de-duplicated, cut at *wanted*. Both are compared over the
 randomized store of ``test_search_equivalence`` (claims, corrections, deletions, bm25 ties, three
 scopes, ``as_of``), for the lexical lists themselves and for the packs ``search`` returns.
 """
@@ -84,6 +85,8 @@ def literal_lexical(
     match = recall.recall_match(query, tuning.prefix_from)
     if match is None or wanted <= 0:
         return []
+    if as_of is not None:  # no context (see recall_lexical); later statements checked below
+        match = f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
@@ -92,13 +95,18 @@ def literal_lexical(
     rows = conn.execute(LITERAL, {**params, **weights, "match": match}).fetchall()
     bm25 = {source_id: score for source_id, score, _, _ in rows}
     sources = list(bm25)
+    if as_of is not None:
+        sources = [s for s in sources if matches_then(conn, s, match, as_of.recorded_at)]
     resolved = _resolve(conn, sources, params, as_of is not None)
     if as_of is None:
         for source_id in sources:
             if resolved.get(source_id) == []:
                 resolved[source_id] = list(current_versions(conn, source_id))
+    kept = set(sources)
     ranking: dict[Target, None] = {}  # insertion-ordered: the first place of a target counts
     for source_id, _, own, statement in rows:
+        if source_id not in kept:
+            continue
         claims = sorted(set(resolved.get(source_id, [])), key=lambda c: (c is not None, c or ""))
         for claim_id in claims:
             target = ("source", source_id) if claim_id is None else ("claim", claim_id)
@@ -112,6 +120,32 @@ def literal_lexical(
             if stated is not None and statement and claim_id is not None:
                 stated.add(target)
     return list(ranking)[:wanted]
+
+
+def matches_then(conn: sqlite3.Connection, source_id: str, match: str, recorded_at: int) -> bool:
+    """Whether the capture's row as it read at *recorded_at* (its text and the statements of the
+    non-retracted claims its live evidence supported, recorded by then) matches, literally: one
+    scratch FTS5 row with the recall index's tokenizer."""
+    content = conn.execute("SELECT content FROM sources WHERE id = ?", (source_id,)).fetchone()[0]
+    statements = [
+        f"{subject} {predicate.replace('_', ' ')} {value}"
+        for subject, predicate, value in conn.execute(
+            "SELECT DISTINCT c.subject, c.predicate, c.value FROM evidence e"
+            " JOIN claim_evidence ce ON ce.evidence_id = e.id JOIN claims c ON c.id = ce.claim_id"
+            " WHERE e.source_id = ? AND e.deleted_at IS NULL AND ce.relation = '\"supports\"'"
+            " AND c.status != 'retracted' AND c.recorded_from <= ?",
+            (source_id, recorded_at),
+        )
+    ]
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.execute(
+            "CREATE VIRTUAL TABLE t USING fts5(content, statement, tokenize='porter unicode61')"
+        )
+        scratch.execute("INSERT INTO t VALUES (?, ?)", (content, " ".join(statements)))
+        return scratch.execute("SELECT 1 FROM t WHERE t MATCH ?", (match,)).fetchone() is not None
+    finally:
+        scratch.close()
 
 
 @pytest.fixture(scope="module")

@@ -64,6 +64,8 @@ class Snapshot:
     evidence_of_source: dict[str, list[str]] = field(default_factory=dict)
     supports_of_evidence: dict[str, list[str]] = field(default_factory=dict)
     supports_of_claim: dict[str, list[str]] = field(default_factory=dict)
+    #: claim id -> the recorded times of the corrections that superseded it
+    corrected_at: dict[str, list[int]] = field(default_factory=dict)
 
 
 def read_snapshot(db: MemoryDb) -> Snapshot:
@@ -88,6 +90,10 @@ def read_snapshot(db: MemoryDb) -> Snapshot:
     ):
         snap.supports_of_evidence.setdefault(evidence_id, []).append(claim_id)
         snap.supports_of_claim.setdefault(claim_id, []).append(evidence_id)
+    for claim_id, recorded_at in conn.execute(
+        "SELECT superseded_claim_id, recorded_at FROM corrections"
+    ):
+        snap.corrected_at.setdefault(claim_id, []).append(recorded_at)
     return snap
 
 
@@ -121,12 +127,14 @@ def visible_evidence(snap: Snapshot, claim_id: str, as_of: tuple[int, int]) -> l
 
 
 def is_visible(snap: Snapshot, claim: dict[str, Any], as_of: tuple[int, int]) -> bool:
-    """Contract §4.11."""
+    """Contract §4.11, with the valid time as believed at R (issue 24): a correction recorded
+    after R had not closed it yet."""
     valid_at, recorded_at = as_of
+    corrected_later = any(at > recorded_at for at in snap.corrected_at.get(claim["id"], []))
     return (
         claim["status"] in ("accepted", "superseded")
         and claim["valid_from"] <= valid_at
-        and (claim["valid_until"] is None or valid_at < claim["valid_until"])
+        and (claim["valid_until"] is None or valid_at < claim["valid_until"] or corrected_later)
         and claim["recorded_from"] <= recorded_at
         and (claim["recorded_until"] is None or recorded_at < claim["recorded_until"])
         and bool(visible_evidence(snap, claim["id"], as_of))

@@ -49,6 +49,9 @@ def memories_requests(person: Person) -> list[dict[str, Any]]:
         {**scope, "claim_kinds": ["profile_fact"], "source_kinds": ["conversation"]},
         {**scope, "limit": 2, "as_of": {"valid_at": 1_100, "recorded_at": 1_100}},
         {**scope, "as_of": {"valid_at": 1_200, "recorded_at": 1_150}},
+        # Around the builder's corrections (recorded after its captures): as then believed.
+        {**scope, "limit": 3, "as_of": {"valid_at": 1_050, "recorded_at": 1_300}},
+        {**scope, "as_of": {"valid_at": 1_300, "recorded_at": 1_250}},
     ]
 
 

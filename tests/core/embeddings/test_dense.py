@@ -181,14 +181,36 @@ def test_query_embedding_is_validated_even_without_embeddings(
 
 
 def test_as_of_ignores_the_query_embedding(mem: Any) -> None:
+    """The contract ranking (§5.1 step 5); the recall ranking uses it under as_of (issue 24)."""
     ids = mem.raw("history matters")
     payload = mem.scope(
         query="history",
         query_embedding={"model": " ", "version": "v", "vector": []},
         as_of={"valid_at": 50, "recorded_at": 50},
+        ranking="contract",
     )
     pack = mem.db.search(m.SearchRequest.model_validate(payload))
     assert found(pack) == [("source", ids.source_id)]
+    with pytest.raises(EmbeddingError, match="query embedding model must not be empty"):
+        mem.db.search(m.SearchRequest.model_validate({**payload, "ranking": "recall"}))
+
+
+def test_recall_as_of_maps_vectors_to_what_was_visible_then(mem: Any) -> None:
+    early = mem.raw("no shared words here", at=10)
+    late = mem.raw("nothing in common either", at=30)
+    mem.embed("source", early.source_id, [1.0, 0.0])
+    mem.embed("source", late.source_id, [0.9, 0.1])
+    payload = mem.scope(
+        query=NO_LEXICAL,
+        query_embedding={"model": "m", "version": "v", "vector": [1.0, 0.0]},
+        ranking="recall",
+    )
+    now = mem.db.search(m.SearchRequest.model_validate(payload))
+    assert found(now) == [("source", early.source_id), ("source", late.source_id)]
+    then = mem.db.search(
+        m.SearchRequest.model_validate({**payload, "as_of": {"valid_at": 20, "recorded_at": 20}})
+    )
+    assert found(then) == [("source", early.source_id)]
 
 
 def test_query_dimension_must_match_the_lane(mem: Any) -> None:

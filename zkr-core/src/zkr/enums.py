@@ -15,6 +15,7 @@ __all__ = [
     "I64_MIN",
     "ClaimKind",
     "ClaimStatus",
+    "CorrectionMode",
     "EvidenceRelation",
     "MemoryKind",
     "ProfileStability",
@@ -132,3 +133,12 @@ class Ranking(StrEnum):
     contract = "contract"
     #: Built for recall: stemmed words, claim statements, neighbouring captures, weighted fusion.
     recall = "recall"
+
+
+class CorrectionMode(StrEnum):
+    """What a correction says about the old value."""
+
+    #: The old value was wrong: it is no longer believed, for any time (zkr 0.2.3's ``correct``).
+    mistake = "mistake"
+    #: The value changed at ``valid_at``: the old value stays believed for the time it was true.
+    change = "change"

@@ -21,6 +21,7 @@ from zkr.enums import (
     I64_MIN,
     ClaimKind,
     ClaimStatus,
+    CorrectionMode,
     EvidenceRelation,
     MemoryKind,
     ProfileStability,
@@ -51,6 +52,7 @@ __all__ = [
     "ClaimsRequest",
     "CorrectRequest",
     "CorrectResult",
+    "CorrectionMode",
     "CorrectionRecord",
     "DailyReviewRecord",
     "DeleteRequest",
@@ -301,6 +303,11 @@ class GetRequest(ScopedRequest):
     """Read one live memory by reference."""
 
     target: TargetRef = Field(description="The record to read.")
+    as_of: AsOf | None = Field(
+        default=None,
+        description="Read it as it was at a past time (omit: the present): a claim visible then,"
+        " a capture or quote already captured and recorded then.",
+    )
 
 
 class CorrectRequest(ScopedRequest):
@@ -314,6 +321,13 @@ class CorrectRequest(ScopedRequest):
     )
     recorded_at: Timestamp = Field(
         description=_at("When the correction is recorded; after the old claim was recorded")
+    )
+    mode: CorrectionMode = Field(
+        CorrectionMode.mistake,
+        description="'mistake' (the default, zkr 0.2.3's correct): the old value was wrong and is"
+        " no longer believed. 'change': the value changed at valid_at (\"I moved to Porto in"
+        ' April"); the old value stays believed for the time it was true, so questions about'
+        " that time still answer it.",
     )
 
 
@@ -354,6 +368,11 @@ class ProfilesRequest(ScopedRequest):
     """List the current profile entries, newest first."""
 
     limit: Limit = Field(default=10, description=_LIMIT)
+    as_of: AsOf | None = Field(
+        default=None,
+        description="The entries as they were at recorded_at (omit: the present); valid_at is not"
+        " used.",
+    )
 
 
 class ReviewRequest(ScopedRequest):
@@ -374,6 +393,10 @@ class ReviewsRequest(ScopedRequest):
     day: Text | None = Field(
         default=None,
         description="Only the reviews of this day, exactly as it was stored (an addition).",
+    )
+    as_of: AsOf | None = Field(
+        default=None,
+        description="Only the reviews recorded by recorded_at (omit: all); valid_at is not used.",
     )
 
 
@@ -932,6 +955,12 @@ class HistoryRequest(ScopedRequest):
 
     claim_id: Text = Field(
         description="Any claim id of the chain: the first version, a correction, the current one."
+    )
+    as_of: AsOf | None = Field(
+        default=None,
+        description="The chain as it was known at recorded_at (omit: the present): the versions"
+        " recorded by then, each as then believed; valid_at is not used (a chain spans every"
+        " valid time).",
     )
 
 

@@ -172,7 +172,10 @@ _TABLE = (
         m.CorrectResult,
         "supersede a claim with cited evidence",
         "Correct a stored claim: the old value is kept as history and a new value supersedes "
-        "it, cited by the correction text. Use this instead of storing a contradicting fact.",
+        "it, cited by the correction text. Use this instead of storing a contradicting fact. "
+        'When the person says something changed ("I moved to Porto in April", "I started at '
+        'Globex last week") rather than that it was wrong, pass mode "change" with valid_at at '
+        "the change: the old value stays true for the time before it.",
         "write",
         tool=ToolProjection(
             "zkr_correct",

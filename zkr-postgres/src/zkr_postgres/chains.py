@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from zkr import models as m
-from zkr.errors import NotFound
+from zkr.errors import InvalidRequest, NotFound
 from zkr.retrieval.chains import assemble_history  # zkr's own answer from the versions
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
@@ -68,6 +68,9 @@ def history(conn: Conn, request: m.HistoryRequest) -> m.ClaimHistory:
     :raises NotFound: no claim with that id in the scope.
     """
     require_scope(request.tenant_id, request.person_id)
+    if request.as_of is not None:
+        # zkr answers it from its own tables (zkr.retrieval.chains); not mirrored here yet.
+        raise InvalidRequest("history as_of is not supported by the PostgreSQL replica")
     if has_nul(request.tenant_id, request.person_id, request.claim_id):
         raise NotFound()  # nothing stored holds NUL in a key (see zkr_postgres.nul)
     scope = {"t": request.tenant_id, "p": request.person_id}

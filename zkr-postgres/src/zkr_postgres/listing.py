@@ -18,6 +18,12 @@ from zkr import models as m
 from zkr.retrieval.listing import listed_kinds, memories_page, page_bound
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
+from zkr_postgres.believed import (
+    corrected_after,
+    recorded_until_as_of,
+    status_as_of,
+    valid_until_as_of,
+)
 from zkr_postgres.nul import NUL, has_nul, restored
 from zkr_postgres.retrieval import cap_excerpt, scoped
 
@@ -30,10 +36,16 @@ _AFTER = (
     ' OR ({col} = %(after_recorded)s AND {a}.id COLLATE "C" < %(after_id)s))'
 )
 _CLAIM_CURRENT = "c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL"
+# As then believed: a correction recorded after R had not closed the valid time yet.
 _CLAIM_AS_OF = (
     "c.status IN ('accepted', 'superseded')"
     " AND (c.recorded_until IS NULL OR %(r)s < c.recorded_until)"
-    " AND c.valid_from <= %(v)s AND (c.valid_until IS NULL OR %(v)s < c.valid_until)"
+    " AND c.valid_from <= %(v)s AND (c.valid_until IS NULL OR %(v)s < c.valid_until"
+    f" OR {corrected_after('c')})"
+)
+_COLUMNS_NOW = "c.valid_until, c.recorded_from, c.recorded_until, c.status"
+_COLUMNS_AS_OF = (
+    f"{valid_until_as_of('c')}, c.recorded_from, {recorded_until_as_of('c')}, {status_as_of('c')}"
 )
 # The live supporting evidence of claim c (on a live source; with as_of, existing then).
 _CLAIM_EVIDENCE = """
@@ -54,8 +66,7 @@ _EVIDENCE_AS_OF = "AND e.recorded_at <= %(r)s"
 _SOURCE_AS_OF = "AND s.captured_at <= %(v)s AND s.recorded_at <= %(r)s"
 
 _CLAIMS = """
-SELECT c.id, c.kind, c.subject, c.predicate, c.value, c.valid_from, c.valid_until,
-  c.recorded_from, c.recorded_until, c.status,
+SELECT c.id, c.kind, c.subject, c.predicate, c.value, c.valid_from, {columns},
   ARRAY(SELECT x.id FROM ({evidence}) x ORDER BY x.id COLLATE "C"), c.exact
 FROM zkr.claims c
 WHERE {scope} AND c.kind = ANY(%(claim_kinds)s) AND {visible} AND {after}
@@ -82,6 +93,7 @@ def _statements(keyset: bool, as_of: bool) -> tuple[str, str]:
     )
     capture_evidence = _CAPTURE_EVIDENCE.format(evidence_as_of=_EVIDENCE_AS_OF if as_of else "")
     claims = _CLAIMS.format(
+        columns=_COLUMNS_AS_OF if as_of else _COLUMNS_NOW,
         evidence=claim_evidence,
         scope=_SCOPE.format(a="c"),
         visible=_CLAIM_AS_OF if as_of else _CLAIM_CURRENT,

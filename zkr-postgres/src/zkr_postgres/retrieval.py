@@ -50,6 +50,7 @@ from zkr.retrieval._recall import (
     fuse_weighted,
 )
 from zkr_postgres._db import Conn
+from zkr_postgres.believed import corrected_after
 from zkr_postgres.nul import has_nul, restored
 from zkr_postgres.schema import SCHEMA, SERVING_ROLE
 
@@ -110,9 +111,10 @@ class _Rules:
                 f"{c}.status = 'accepted' AND {c}.valid_until IS NULL"
                 f" AND {c}.recorded_until IS NULL"
             )
+        # As then believed: a correction recorded after R had not closed the valid time yet.
         return (
             f"{c}.status IN ('accepted', 'superseded') AND {c}.valid_from <= %(v)s"
-            f" AND ({c}.valid_until IS NULL OR %(v)s < {c}.valid_until)"
+            f" AND ({c}.valid_until IS NULL OR %(v)s < {c}.valid_until OR {corrected_after(c)})"
             f" AND {c}.recorded_from <= %(r)s"
             f" AND ({c}.recorded_until IS NULL OR %(r)s < {c}.recorded_until)"
         )
@@ -477,7 +479,32 @@ def get(conn: Conn, request: m.GetRequest) -> m.RetrievalItem:
     target: Target = (request.target.kind.value, request.target.id)
     scope = {"t": request.tenant_id, "p": request.person_id}
     with scoped(conn, request.tenant_id, request.person_id):
-        items = _items(conn, [(target, FULL_RELEVANCE)], scope, _Rules(None))
+        # With as_of: a claim visible then, a capture or quote captured and recorded then.
+        rules = _Rules(request.as_of)
+        if (
+            request.as_of is not None
+            and target[0] != "claim"
+            and not _existed(conn, target, scope, rules)
+        ):
+            raise NotFound()
+        items = _items(conn, [(target, FULL_RELEVANCE)], scope, rules)
     if not items:
         raise NotFound()
     return items[0]
+
+
+def _existed(conn: Conn, target: Target, scope: dict[str, Any], rules: _Rules) -> bool:
+    """Whether the source or evidence *target* was captured and recorded at the rules' as_of."""
+    if target[0] == "source":
+        query = (
+            f"SELECT 1 FROM zkr.sources s WHERE {_scope('s')} AND s.id = %(id)s"
+            f" AND {rules.source('s')}"
+        )
+    else:
+        query = (
+            f"SELECT 1 FROM zkr.evidence e JOIN zkr.sources s ON {_scope('s')}"
+            f" AND s.id = e.source_id AND {rules.source('s')}"
+            f" WHERE {_scope('e')} AND e.id = %(id)s AND {rules.evidence('e')}"
+        )
+    params = {**scope, **rules.params(), "id": target[1]}
+    return conn.execute(query, params).fetchone() is not None

@@ -55,6 +55,7 @@ __all__ = [
     "dense_ranks_started",
     "load_lane",
     "query_vector",
+    "row_scores",
 ]
 
 _KIND_ORDER = {"source": 0, "evidence": 1, "claim": 2}
@@ -263,6 +264,32 @@ def dense_ranks_started(
 
         return refuse
     return _scanner().submit(lane.rank, vector).result
+
+
+def row_scores(
+    db: Database,
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    query: m.QueryEmbedding,
+    *,
+    text: str | None = None,
+    cache: bool = True,
+) -> list[tuple[Target, float]]:
+    """Each counting row's *own* target (the source, evidence or claim embedded) with its score,
+    in no particular order: for a search ``as_of`` a past time, whose caller maps the rows to what
+    was visible then instead of to the current claims the lane maps them to.
+
+    :raises EmbeddingError: as :func:`dense_ranks`.
+    :raises UnknownPluginError: as :func:`dense_ranks`.
+    """
+    lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
+    scores = lane.scores(vector)
+    return [
+        (target, float(scores[slot]))
+        for slot, target in enumerate(lane.slot_target[: lane.high])
+        if target is not None and bool(lane.alive[slot])
+    ]
 
 
 _SCANNER: list[ThreadPoolExecutor] = []

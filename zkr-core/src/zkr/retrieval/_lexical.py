@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
+from zkr.store.believed import visible_claim
 
 if TYPE_CHECKING:
     from zkr import models as m
@@ -81,14 +82,9 @@ _CURRENT_CLAIM = "c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded
 
 
 def _visible_claim(alias: str) -> str:
-    """Status and interval part of "visible at (V, R)" (§4.11); retracted claims never are."""
-    return (
-        f"{alias}.status IN ('accepted', 'superseded')"
-        f" AND {alias}.valid_from <= :valid_at"
-        f" AND ({alias}.valid_until IS NULL OR :valid_at < {alias}.valid_until)"
-        f" AND {alias}.recorded_from <= :recorded_at"
-        f" AND ({alias}.recorded_until IS NULL OR :recorded_at < {alias}.recorded_until)"
-    )
+    """Status and interval part of "visible at (V, R)" (§4.11), as believed at R; retracted
+    claims never are."""
+    return visible_claim(alias)
 
 
 # The joins are written as CROSS JOIN, which SQLite takes as a fixed join order: always from the

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from zkr.errors import NotFound
 from zkr.retrieval._fusion import Target
+from zkr.store.believed import visible_claim
 
 if TYPE_CHECKING:
     from zkr import models as m
@@ -29,6 +30,7 @@ __all__ = [
     "materialize",
     "materialize_all",
     "materialize_json",
+    "visible_claims",
 ]
 
 #: Excerpts are cut to at most this many UTF-8 bytes.
@@ -65,10 +67,7 @@ SELECT c.id, c.subject, c.predicate, c.value,
      AND ce.relation = {_SUPPORTS})
 FROM claims AS c
 WHERE c.id IN ({{ids}}) AND +c.tenant_id = :tenant AND +c.person_id = :person
-  AND c.status IN ('accepted', 'superseded')
-  AND c.valid_from <= :valid_at AND (c.valid_until IS NULL OR :valid_at < c.valid_until)
-  AND c.recorded_from <= :recorded_at
-  AND (c.recorded_until IS NULL OR :recorded_at < c.recorded_until)
+  AND {visible_claim("c")}
 """
 
 _SOURCE = """
@@ -128,6 +127,22 @@ def _read(
         if evidence_id is not None:  # nothing to cite: not an item
             found[target_id] = (text, evidence_id)
     return found
+
+
+def visible_claims(
+    conn: sqlite3.Connection,
+    claim_ids: Sequence[str],
+    tenant_id: str,
+    person_id: str,
+    as_of: m.AsOf,
+) -> list[str]:
+    """Those of *claim_ids* that a search *as_of* can return: visible then, with a supporting
+    evidence that existed then (in *claim_ids*' order)."""
+    found: set[str] = set()
+    for start in range(0, len(claim_ids), 500):
+        chunk = claim_ids[start : start + 500]
+        found.update(_read(conn, "claim", chunk, tenant_id, person_id, as_of))
+    return [claim_id for claim_id in claim_ids if claim_id in found]
 
 
 def item_json(target: Target, relevance: int, excerpt: str, evidence_id: str) -> dict[str, Any]:

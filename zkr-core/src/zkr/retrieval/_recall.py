@@ -15,7 +15,9 @@ different lists:
   that matches only through its neighbours ranks after every one that matches on its own
   (``docs/recall.md``, issue 24);
 * **dense** (with ``query_embedding``): the lane's ranking with **one entry per memory** — an
-  evidence row and its source carry the same text, so the evidence counts for its source;
+  evidence row and its source carry the same text, so the evidence counts for its source; with
+  ``as_of`` too (vectors are projections of sources: each row is mapped to what was visible
+  then, :func:`recall_dense_as_of`; the contract ranking still ignores the embedding there);
 * **score fusion** (:mod:`zkr.retrieval._score_fusion`), over the union of both lists' heads:
   the lexical bm25 as a share of the best, plus the dense z-score of the memory and of its
   timeline neighbours (live ones only), plus the best lexical
@@ -28,6 +30,7 @@ different lists:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,7 +42,7 @@ from zkr.retrieval._claim_words import statement_words
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
-from zkr.retrieval._materialize import materialize_all
+from zkr.retrieval._materialize import materialize_all, visible_claims
 from zkr.retrieval._query_dates import query_date_spans
 from zkr.retrieval._score_fusion import (
     CLAIM_WEIGHT,
@@ -294,6 +297,71 @@ def _successors(
     return found
 
 
+_SUPPORTS = "'\"supports\"'"
+# Captures (of *ids*) whose live evidence supports a claim recorded after R: their statement
+# column holds words nobody had said at R.
+_LATER_STATEMENTS = f"""
+SELECT DISTINCT e.source_id FROM evidence AS e
+CROSS JOIN claim_evidence AS ce
+  ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
+ AND ce.relation = {_SUPPORTS}
+CROSS JOIN claims AS c
+  ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+WHERE e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
+  AND e.source_id IN (SELECT value FROM json_each(:ids))
+  AND c.status != 'retracted' AND c.recorded_from > :recorded_at
+"""
+# Those captures' rows as they read at R: their own text and the statements of the claims their
+# live evidence supported then (as recall_index builds a row, without the later claims).
+_ROWS_THEN = f"""
+SELECT s.id, s.content, (
+  SELECT group_concat(c.subject || ' ' || replace(c.predicate, '_', ' ') || ' ' || c.value, ' ')
+  FROM evidence AS e
+  CROSS JOIN claim_evidence AS ce
+    ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
+   AND ce.relation = {_SUPPORTS}
+  CROSS JOIN claims AS c
+    ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+  WHERE e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
+    AND e.deleted_at IS NULL AND c.status != 'retracted' AND c.recorded_from <= :recorded_at)
+FROM sources AS s WHERE s.id IN (SELECT value FROM json_each(:ids))
+"""
+# A scratch index with the recall index's tokenizer, private to the connection (temp schema).
+_SCRATCH = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_then"
+    " USING fts5(source_id UNINDEXED, content, statement, tokenize='porter unicode61')"
+)
+
+
+def _known_then(
+    conn: sqlite3.Connection, sources: list[str], match: str, params: dict[str, object]
+) -> list[str]:
+    """*sources* without those that *match* only through the statement of a claim recorded
+    after R: such a capture is matched again against its row as it read at R."""
+    if not sources:
+        return sources
+    later = sorted(
+        row[0] for row in conn.execute(_LATER_STATEMENTS, {**params, "ids": json.dumps(sources)})
+    )
+    if not later:
+        return sources
+    conn.execute(_SCRATCH)
+    try:
+        conn.executemany(
+            "INSERT INTO temp.recall_then(source_id, content, statement) VALUES (?, ?, ?)",
+            conn.execute(_ROWS_THEN, {**params, "ids": json.dumps(later)}).fetchall(),
+        )
+        matched = {
+            row[0]
+            for row in conn.execute(
+                "SELECT source_id FROM temp.recall_then WHERE recall_then MATCH ?", (match,)
+            )
+        }
+    finally:
+        conn.execute("DELETE FROM temp.recall_then")
+    return [s for s in sources if s not in later or s in matched]
+
+
 def recall_lexical(
     conn: sqlite3.Connection,
     tenant_id: str,
@@ -325,6 +393,12 @@ def recall_lexical(
     match = recall_match(query, tuning.prefix_from)
     if match is None:
         return []
+    if as_of is not None:
+        # A capture's context column describes the timeline now (neighbours recorded later), and
+        # its statement column may hold claims recorded after R (linked later). Matched then, a
+        # word said only after R would find a capture as of R (knowledge from the future; issue
+        # 24): context is left out, and a capture with such a claim is matched again without it.
+        match = f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
@@ -337,6 +411,8 @@ def recall_lexical(
         sources, more = _scored_sources(
             conn, match, tenant_id, person_id, rows, tuning, bm25, neighbours_only, statements
         )
+        if as_of is not None:
+            sources = _known_then(conn, sources, match, params)
         ranking: list[Target] = []
         seen: set[Target] = set()
         # Resolve the first *rows* sources, then (only when they fell short) the rest in blocks.
@@ -372,14 +448,7 @@ def recall_lexical(
 
 def _one_per_memory(conn: sqlite3.Connection, head: Sequence[Target]) -> list[Target]:
     """The dense head with each evidence counted as its source, first (best) entry kept."""
-    evidence_ids = [target_id for kind, target_id in head if kind == "evidence"]
-    source_of: dict[str, str] = {}
-    for start in range(0, len(evidence_ids), 500):
-        chunk = evidence_ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        source_of.update(
-            conn.execute(f"SELECT id, source_id FROM evidence WHERE id IN ({marks})", chunk)
-        )
+    source_of = _sources_of(conn, [target_id for kind, target_id in head if kind == "evidence"])
     memories: list[Target] = []
     seen: set[Target] = set()
     for kind, target_id in head:
@@ -440,6 +509,75 @@ def _for_request(
     )
 
 
+def recall_dense_as_of(
+    db: Database, conn: sqlite3.Connection, request: m.SearchRequest, *, cache: bool
+) -> DenseRanks:
+    """The dense list of a search ``as_of`` (V, R): vectors are projections of sources, so each
+    row is mapped to what was visible then, by the rules of the lexical lane (issue 24).
+
+    A source's vector (an evidence's counts for its source, as in :func:`dense_head`) goes to the
+    claims it supported that were visible at (V, R), or to the source itself when it supported
+    none (``_resolve``: not yet captured or recorded at that time -> nothing). A claim's vector
+    counts when the claim was visible then with a supporting evidence that existed. Each target
+    keeps its best score.
+    """
+    import numpy as np
+
+    from zkr.embeddings.dense import DenseRanks, row_scores
+
+    assert request.query_embedding is not None and request.as_of is not None
+    rows = row_scores(
+        db,
+        conn,
+        request.tenant_id,
+        request.person_id,
+        request.query_embedding,
+        text=request.query,
+        cache=cache,
+    )
+    params: dict[str, object] = {
+        "tenant": request.tenant_id,
+        "person": request.person_id,
+        "valid_at": request.as_of.valid_at,
+        "recorded_at": request.as_of.recorded_at,
+    }
+    by_source: dict[str, float] = {}
+    claim_scores: dict[str, float] = {}
+    source_of = _sources_of(conn, [row[0][1] for row in rows if row[0][0] == "evidence"])
+    for (kind, target_id), score in rows:
+        if kind == "claim":
+            claim_scores[target_id] = max(score, claim_scores.get(target_id, score))
+            continue
+        source_id = target_id if kind == "source" else source_of.get(target_id)
+        if source_id is not None:
+            by_source[source_id] = max(score, by_source.get(source_id, score))
+    best: dict[Target, float] = {}
+    for source_id, claims in _resolve(conn, sorted(by_source), params, True).items():
+        for claim_id in claims:
+            target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+            best[target] = max(by_source[source_id], best.get(target, by_source[source_id]))
+    visible = visible_claims(
+        conn, sorted(claim_scores), request.tenant_id, request.person_id, request.as_of
+    )
+    for claim_id in visible:
+        target = ("claim", claim_id)
+        best[target] = max(claim_scores[claim_id], best.get(target, claim_scores[claim_id]))
+    keys = sorted(best, key=target_key)
+    return DenseRanks(np.asarray([best[k] for k in keys], dtype=np.float32), keys)
+
+
+def _sources_of(conn: sqlite3.Connection, evidence_ids: Sequence[str]) -> dict[str, str]:
+    """``evidence id -> source id``."""
+    source_of: dict[str, str] = {}
+    for start in range(0, len(evidence_ids), 500):
+        chunk = evidence_ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        source_of.update(
+            conn.execute(f"SELECT id, source_id FROM evidence WHERE id IN ({marks})", chunk)
+        )
+    return source_of
+
+
 def dense_head(conn: sqlite3.Connection, ranks: DenseRanks, wanted: int) -> list[Target]:
     """The first *wanted* entries of *ranks*, one per memory."""
     depth = 2 * wanted
@@ -497,7 +635,8 @@ def recall_search(
     limit = m.bounded_limit(request.limit)
     candidates = max(CANDIDATES_PER_ITEM * limit, tuning.candidates)
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
-    hybrid = request.query_embedding is not None and as_of is None
+    # With as_of too: the dense lane's rows are then mapped to what was visible at that time.
+    hybrid = request.query_embedding is not None
     # A lexical search whose query names a date ranks its candidates by score, with the date's lift.
     dated = () if hybrid or not tuning.date_weight else query_date_spans(request.query)
     nested = db.conn.in_transaction
@@ -506,11 +645,12 @@ def recall_search(
         context_only: set[Target] = set()
         stated: set[Target] = set()
         # The score fusion's dense scan runs on a worker while the lexical list is ranked.
-        scan = (
-            recall_dense_scan(db, conn, request, cache=not nested)
-            if hybrid and tuning.fusion != "rrf"
-            else None
-        )
+        scan: Callable[[], DenseRanks] | None = None
+        if hybrid and as_of is not None:
+            past = recall_dense_as_of(db, conn, request, cache=not nested)
+            scan = lambda: past  # noqa: E731 - the same shape as a started scan
+        elif hybrid and tuning.fusion != "rrf":
+            scan = recall_dense_scan(db, conn, request, cache=not nested)
         lexical = recall_lexical(
             conn,
             tenant_id,
@@ -529,7 +669,11 @@ def recall_search(
                 conn, request, lexical, scored, context_only, stated, dated, tuning
             )
         elif tuning.fusion == "rrf":
-            dense = recall_dense(db, conn, request, candidates, cache=not nested)
+            dense = (
+                recall_dense(db, conn, request, candidates, cache=not nested)
+                if scan is None
+                else dense_head(conn, scan(), candidates)
+            )
             lists.append((dense, tuning.dense_weight))
             fused = fuse_weighted(
                 lists, limit, k=tuning.rrf_k, impute_missing=tuning.impute_missing

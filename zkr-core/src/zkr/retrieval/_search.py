@@ -12,9 +12,11 @@ from the same snapshot.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from zkr.enums import Ranking, bounded_limit
+from zkr.errors import NotFound
 from zkr.retrieval._bounds import search_budget
 from zkr.retrieval._fusion import Target, fuse
 from zkr.retrieval._lexical import lexical_ranking
@@ -113,12 +115,51 @@ def search_json(db: Database, request: m.SearchRequest) -> dict[str, Any]:
 def get(db: Database, request: m.GetRequest) -> m.RetrievalItem:
     """One live source, evidence or current claim as a cited item (contract §5.6).
 
-    A source is returned as itself even when it supports a claim.
+    A source is returned as itself even when it supports a claim. With ``as_of`` (an addition):
+    a claim visible then, cited by evidence that existed then (as search ``as_of`` materialises
+    it), or a source or evidence already captured and recorded then.
 
     :raises InvalidRequest: blank scope.
     :raises NotFound: the target is not live in this scope.
     """
     require_scope(request.tenant_id, request.person_id)
     target: Target = (request.target.kind.value, request.target.id)
+    as_of = request.as_of
     with db.atomic(write=False) as conn:
-        return materialize(conn, target, FULL_RELEVANCE, request.tenant_id, request.person_id)
+        if as_of is not None and target[0] != "claim":
+            _require_existing_then(conn, target, request.tenant_id, request.person_id, as_of)
+        return materialize(
+            conn, target, FULL_RELEVANCE, request.tenant_id, request.person_id, as_of
+        )
+
+
+# A capture, or a quote of one, exists at (V, R) once captured by V and recorded by R (as search
+# ``as_of`` reads them, contract §5.3). A capture has one evidence, recorded with it, so the
+# evidence it cites is then the same.
+_SOURCE_THEN = """
+SELECT 1 FROM sources WHERE id = :id AND tenant_id = :tenant AND person_id = :person
+  AND deleted_at IS NULL AND captured_at <= :valid_at AND recorded_at <= :recorded_at
+"""
+_EVIDENCE_THEN = """
+SELECT 1 FROM evidence AS e JOIN sources AS s ON s.id = e.source_id
+ AND s.tenant_id = e.tenant_id AND s.person_id = e.person_id AND s.deleted_at IS NULL
+ AND s.captured_at <= :valid_at AND s.recorded_at <= :recorded_at
+WHERE e.id = :id AND e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
+  AND e.recorded_at <= :recorded_at
+"""
+
+
+def _require_existing_then(
+    conn: sqlite3.Connection, target: Target, tenant_id: str, person_id: str, as_of: m.AsOf
+) -> None:
+    """:raises NotFound: the capture or quote did not exist yet at *as_of*."""
+    params = {
+        "id": target[1],
+        "tenant": tenant_id,
+        "person": person_id,
+        "valid_at": as_of.valid_at,
+        "recorded_at": as_of.recorded_at,
+    }
+    sql = _SOURCE_THEN if target[0] == "source" else _EVIDENCE_THEN
+    if conn.execute(sql, params).fetchone() is None:
+        raise NotFound()

@@ -7,6 +7,12 @@ evidence linked to it, the correction that superseded it, and the dated events o
 answers for every claim id ``remember`` or ``correct`` ever returned; an id of another scope is
 ``record not found``, like a missing one. Quotes of deleted or erased captures are not shown.
 
+With ``as_of`` (its recorded time; an addition) the chain is told as it was known then: the
+versions, evidence and corrections recorded by then, each version as then believed (a correction
+or retraction recorded later had not happened yet). Deletions and erasures of captures are
+absorbing: they show on the evidence at every time, as every read ``as_of`` hides deleted
+captures (contract §4.11).
+
 Like every read, a history is bounded: when its versions (claims and cited evidence) take more
 than :data:`~zkr.writes.profiles.MAX_READ_PAGE_BYTES` of compact JSON - every correction adds a
 version, every link an evidence - it is refused with ``LimitExceeded`` as soon as what was built
@@ -74,6 +80,7 @@ JOIN sources AS s ON s.id = e.source_id AND s.tenant_id = e.tenant_id AND s.pers
 LEFT JOIN erasures AS x ON x.tenant_id = e.tenant_id AND x.person_id = e.person_id
  AND x.target_kind = 'evidence' AND x.target_id = e.id
 WHERE ce.tenant_id = ? AND ce.person_id = ? AND ce.claim_id = ?
+  AND e.recorded_at <= ?
 ORDER BY e.recorded_at, e.id
 """
 
@@ -86,16 +93,19 @@ def history(db: Database, request: m.HistoryRequest) -> m.ClaimHistory:
     """
     require_scope(request.tenant_id, request.person_id)
     scope = (request.tenant_id, request.person_id)
+    # With as_of: only what was recorded by then (deletions and erasures excepted: absorbing).
+    then = m.I64_MAX if request.as_of is None else request.as_of.recorded_at
     with db.atomic(write=False) as conn:
         exists = conn.execute(
-            "SELECT 1 FROM claims WHERE id = ? AND tenant_id = ? AND person_id = ?",
-            (request.claim_id, *scope),
+            "SELECT 1 FROM claims WHERE id = ? AND tenant_id = ? AND person_id = ?"
+            " AND recorded_from <= ?",
+            (request.claim_id, *scope, then),
         ).fetchone()
         if exists is None:
             raise NotFound()
-        chain = _chain(conn, scope, request.claim_id)
+        chain = _chain(conn, scope, request.claim_id, then)
         budget = _Budget()
-        versions = [_version(conn, scope, claim_id, budget) for claim_id in chain]
+        versions = [_version(conn, scope, claim_id, budget, then) for claim_id in chain]
     return assemble_history(request.claim_id, versions)
 
 
@@ -122,7 +132,7 @@ def assemble_history(claim_id: str, versions: list[_Version]) -> m.ClaimHistory:
     )
 
 
-def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> list[str]:
+def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str, then: int) -> list[str]:
     """The chain's claim ids, first version first (cycles, which only a damaged file could hold,
     end the walk).
 
@@ -133,8 +143,9 @@ def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> l
     while True:
         row = conn.execute(
             "SELECT superseded_claim_id FROM corrections WHERE tenant_id = ? AND person_id = ?"
-            " AND claim_id = ? ORDER BY recorded_at, superseded_claim_id LIMIT 1",
-            (*scope, first),
+            " AND claim_id = ? AND recorded_at <= ? ORDER BY recorded_at, superseded_claim_id"
+            " LIMIT 1",
+            (*scope, first, then),
         ).fetchone()
         if row is None or row[0] in seen:
             break
@@ -147,8 +158,9 @@ def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str) -> l
     while True:
         row = conn.execute(
             "SELECT claim_id FROM corrections WHERE tenant_id = ? AND person_id = ?"
-            " AND superseded_claim_id = ? ORDER BY recorded_at, claim_id LIMIT 1",
-            (*scope, chain[-1]),
+            " AND superseded_claim_id = ? AND recorded_at <= ? ORDER BY recorded_at, claim_id"
+            " LIMIT 1",
+            (*scope, chain[-1], then),
         ).fetchone()
         if row is None or row[0] in in_chain:
             return chain
@@ -163,10 +175,11 @@ _Version = tuple[m.ClaimVersion, dict[str, bool]]
 
 
 def _version(
-    conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str, budget: _Budget
+    conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str, budget: _Budget, then: int
 ) -> _Version:
     body = claim_record(conn, claim_id)[1]
     assert isinstance(body, m.ClaimRecord)
+    body = _as_believed(conn, scope, body, then)
     budget.spend(compact_len(body.model_dump(mode="json", by_alias=True)))
     erased = conn.execute(
         "SELECT erased_at FROM erasures WHERE tenant_id = ? AND person_id = ?"
@@ -186,7 +199,7 @@ def _version(
         deleted_at,
         erased_at,
         origin,
-    ) in conn.execute(_EVIDENCE, (*scope, claim_id)):
+    ) in conn.execute(_EVIDENCE, (*scope, claim_id, then)):
         cited = m.HistoryEvidence(
             evidence_id=eid,
             source_id=sid,
@@ -203,9 +216,9 @@ def _version(
         origins[eid] = bool(origin)
     row = conn.execute(
         "SELECT claim_id, source_id, evidence_id, valid_at, recorded_at FROM corrections"
-        " WHERE tenant_id = ? AND person_id = ? AND superseded_claim_id = ?"
+        " WHERE tenant_id = ? AND person_id = ? AND superseded_claim_id = ? AND recorded_at <= ?"
         " ORDER BY recorded_at, claim_id LIMIT 1",
-        (*scope, claim_id),
+        (*scope, claim_id, then),
     ).fetchone()
     corrected_by = None
     if row is not None:
@@ -224,6 +237,45 @@ def _version(
         corrected_by=corrected_by,
     )
     return version, origins
+
+
+def _as_believed(
+    conn: sqlite3.Connection, scope: tuple[str, str], body: m.ClaimRecord, then: int
+) -> m.ClaimRecord:
+    """*body* as believed at *then* (``zkr.store.believed``): superseded by a correction recorded
+    later, or retracted later, it was then accepted with its recorded interval open (and, before
+    its correction, its valid interval too). The deletion that retracted it still shows, on the
+    evidence it deleted: deletions are absorbing."""
+    until = body.recorded_time.until
+    if body.status is m.ClaimStatus.retracted and until is not None and until > then:
+        return body.model_copy(
+            update={
+                "status": m.ClaimStatus.accepted,
+                "recorded_time": m.TimeRange.model_validate(
+                    {"from": body.recorded_time.from_, "until": None}
+                ),
+            }
+        )
+    if body.status is not m.ClaimStatus.superseded:
+        return body
+    later = conn.execute(
+        "SELECT 1 FROM corrections WHERE tenant_id = ? AND person_id = ?"
+        " AND superseded_claim_id = ? AND recorded_at > ?",
+        (*scope, body.id, then),
+    ).fetchone()
+    if later is None:
+        return body
+    return body.model_copy(
+        update={
+            "status": m.ClaimStatus.accepted,
+            "valid_time": m.TimeRange.model_validate(
+                {"from": body.valid_time.from_, "until": None}
+            ),
+            "recorded_time": m.TimeRange.model_validate(
+                {"from": body.recorded_time.from_, "until": None}
+            ),
+        }
+    )
 
 
 def _events(

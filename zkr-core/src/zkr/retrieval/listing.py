@@ -21,6 +21,12 @@ from zkr import models as m
 from zkr.errors import InvalidRequest
 from zkr.jsonio import compact_len
 from zkr.retrieval._materialize import cap_excerpt
+from zkr.store.believed import (
+    recorded_until_as_of,
+    status_as_of,
+    valid_until_as_of,
+    visible_claim,
+)
 from zkr.store.records import time_range
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
@@ -47,13 +53,9 @@ _INVALID_CURSOR = "cursor is not a memories cursor"
 _AFTER = "(({col}, {alias}.id) < (:after_recorded, :after_id))"
 
 _CLAIM_CURRENT = "c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL"
-# ``recorded_from <= :recorded_at`` is the keyset bound (see :func:`_bound`), so that the index
+# ``recorded_from <= :recorded_at`` is the keyset bound (see :func:`page_bound`), so that the index
 # range starts at the page, not at as_of.
-_CLAIM_AS_OF = (
-    "c.status IN ('accepted', 'superseded')"
-    " AND (c.recorded_until IS NULL OR :recorded_at < c.recorded_until)"
-    " AND c.valid_from <= :valid_at AND (c.valid_until IS NULL OR :valid_at < c.valid_until)"
-)
+_CLAIM_AS_OF = visible_claim("c", recorded_from=False)
 # The live supporting evidence of claim c (on a live source; with as_of, existing then).
 _CLAIM_EVIDENCE = f"""
 SELECT e.id FROM claim_evidence AS ce
@@ -64,9 +66,14 @@ JOIN sources AS s ON s.id = e.source_id AND s.tenant_id = c.tenant_id
 WHERE ce.claim_id = c.id AND ce.tenant_id = c.tenant_id AND ce.person_id = c.person_id
   AND ce.relation = {_SUPPORTS}
 """
+_COLUMNS_NOW = "c.valid_until, c.recorded_from, c.recorded_until, c.status"
+# With as_of, a claim is listed as it was believed then: a correction recorded later neither
+# closed its intervals nor superseded it yet (zkr.store.believed).
+_COLUMNS_AS_OF = (
+    f"{valid_until_as_of('c')}, c.recorded_from, {recorded_until_as_of('c')}, {status_as_of('c')}"
+)
 _CLAIMS = """
-SELECT c.id, c.kind, c.subject, c.predicate, c.value, c.valid_from, c.valid_until,
-  c.recorded_from, c.recorded_until, c.status
+SELECT c.id, c.kind, c.subject, c.predicate, c.value, c.valid_from, {columns}
 FROM claims AS c
 WHERE c.tenant_id = :tenant AND c.person_id = :person AND c.kind = :kind
   AND {visible} AND {after} AND EXISTS ({evidence})
@@ -214,6 +221,7 @@ def claim_statements(keyset: bool, as_of: bool) -> tuple[str, str]:
         source_as_of=_SOURCE_AS_OF if as_of else "",
     )
     sql = _CLAIMS.format(
+        columns=_COLUMNS_AS_OF if as_of else _COLUMNS_NOW,
         visible=_CLAIM_AS_OF if as_of else _CLAIM_CURRENT,
         after=_AFTER.format(col="c.recorded_from", alias="c") if keyset else "1",
         evidence=evidence,

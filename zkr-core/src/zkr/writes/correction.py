@@ -2,6 +2,12 @@
 
 Nothing is rewritten in place: the old claim's two intervals are closed at the correction's times,
 and a new claim (same subject, predicate, kind) is created from a new ``user_correction`` source.
+
+``"mode": "change"`` (an addition; the contract's ``mistake`` is the default) says the value changed
+rather than was wrong: the old claim's valid time is closed at ``valid_at`` but its recorded time
+stays open, so a question about a time before the change, asked with today's knowledge, still
+finds the old value. Either way the old claim is ``superseded`` and the ``corrections`` row dates
+the closure, so a read ``as_of`` an earlier recorded time sees it open (``zkr.store.believed``).
 """
 
 from __future__ import annotations
@@ -89,10 +95,13 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
         evidence_id = insert_evidence(
             conn, tenant, person, source_id, request.text, request.recorded_at
         )
+        # A mistake withdraws the old value from belief (its recorded time ends now); a change
+        # keeps believing it for the time it was true (only its valid time ends, at valid_at).
+        change = request.mode is m.CorrectionMode.change
         conn.execute(
             "UPDATE claims SET status = 'superseded', valid_until = ?, recorded_until = ?"
             " WHERE id = ?",
-            (request.valid_at, request.recorded_at, request.claim_id),
+            (request.valid_at, None if change else request.recorded_at, request.claim_id),
         )
         if profile_ids:
             conn.executemany(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -16,6 +16,7 @@ from zkr import models as m
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound
 from zkr.feed.commits import append_commit
 from zkr.jsonio import compact_len, ordered_dumps
+from zkr.store.believed import corrected_after
 from zkr.store.records import daily_review_record, profile_record
 from zkr.store.validation import new_id, require_scope, require_text
 
@@ -117,11 +118,14 @@ def profile(db: Database, request: m.ProfileRequest) -> m.ProfileEntry:
 
 
 def profiles(db: Database, request: m.ProfilesRequest) -> list[m.ProfileEntry]:
-    """Entries whose claim is still a live ``profile_fact``: newest first, then by id.
+    """Entries whose claim is still a live ``profile_fact``: newest first, then by id (with
+    ``as_of``, as they were at its recorded time).
 
     :raises LimitExceeded: the answer would exceed the read page budget (§4.10).
     """
     require_scope(request.tenant_id, request.person_id)
+    if request.as_of is not None:
+        return _profiles_then(db, request, request.as_of.recorded_at)
     with db.atomic(write=False) as conn:
         rows = conn.execute(
             f"SELECT {_PROFILE_COLUMNS} FROM profile_entries p JOIN claims c ON c.id = p.claim_id"
@@ -134,6 +138,64 @@ def profiles(db: Database, request: m.ProfilesRequest) -> list[m.ProfileEntry]:
     entries = [_entry(row) for row in rows]
     check_read_page(entries)
     return entries
+
+
+# The scope's profile events up to a recorded time, in commit order.
+_PROFILE_EVENTS = """
+SELECT e.payload FROM memory_commits AS c
+JOIN memory_export_events AS e ON e.commit_sequence = c.sequence
+WHERE c.tenant_id = ? AND c.person_id = ? AND c.recorded_at <= ?
+  AND json_extract(e.payload, '$.kind') IN ('profile', 'deletion')
+ORDER BY c.sequence, e.event_index
+"""
+# A profile_fact claim that was current at R: recorded by then, either current now or superseded
+# by a correction recorded after R, and not retracted - nor left without live support, which a
+# deletion after R retracts unless a correction closed the claim first (deletions are absorbing).
+_CURRENT_THEN = f"""
+SELECT c.id FROM claims AS c
+WHERE c.id IN (SELECT value FROM json_each(:ids)) AND c.tenant_id = :tenant
+  AND c.person_id = :person AND c.kind = 'profile_fact' AND c.recorded_from <= :recorded_at
+  AND ((c.status = 'accepted' AND c.valid_until IS NULL AND c.recorded_until IS NULL)
+       OR (c.status = 'superseded' AND {corrected_after("c")}))
+  AND EXISTS (
+    SELECT 1 FROM claim_evidence AS ce
+    JOIN evidence AS e ON e.id = ce.evidence_id AND e.tenant_id = ce.tenant_id
+     AND e.person_id = ce.person_id AND e.deleted_at IS NULL AND e.recorded_at <= :recorded_at
+    WHERE ce.claim_id = c.id AND ce.tenant_id = c.tenant_id AND ce.person_id = c.person_id
+      AND ce.relation = '"supports"')
+"""
+
+
+def _profiles_then(
+    db: Database, request: m.ProfilesRequest, recorded_at: int
+) -> list[m.ProfileEntry]:
+    """The entries as they were at *recorded_at*. An entry is replaced in place and dropped by a
+    correction, so the tables only know the present: the past is read from the scope's commit
+    feed, which holds every entry written and every one dropped, each at its commit's time."""
+    tenant, person = request.tenant_id, request.person_id
+    with db.atomic(write=False) as conn:
+        entries: dict[str, dict[str, Any]] = {}  # entry id -> record
+        for (payload,) in conn.execute(_PROFILE_EVENTS, (tenant, person, recorded_at)):
+            event = json.loads(payload)
+            record = event["record"]
+            if event["kind"] == "profile":
+                entries[record["id"]] = record
+            elif record["target"]["kind"] == m.MemoryKind.profile_entry.value:
+                entries.pop(record["target"]["id"], None)
+        params = {
+            "ids": json.dumps(sorted({r["claim_id"] for r in entries.values()})),
+            "tenant": tenant,
+            "person": person,
+            "recorded_at": recorded_at,
+        }
+        current = {row[0] for row in conn.execute(_CURRENT_THEN, params)}
+    kept = sorted(
+        (r for r in entries.values() if r["claim_id"] in current),
+        key=lambda r: (-r["recorded_at"], r["id"]),
+    )
+    result = [m.ProfileEntry.model_validate(r) for r in kept[: m.bounded_limit(request.limit)]]
+    check_read_page(result)
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -182,8 +244,8 @@ def review(db: Database, request: m.ReviewRequest) -> m.ReviewResult:
 
 
 def reviews(db: Database, request: m.ReviewsRequest) -> list[m.ReviewItem]:
-    """Reviews of the scope (of one day, when asked), latest day first (string order), then
-    latest recorded first.
+    """Reviews of the scope (of one day, when asked; recorded by ``as_of``'s recorded time, when
+    given), latest day first (string order), then latest recorded first.
 
     :raises LimitExceeded: the answer would exceed the read page budget (§4.10).
     """
@@ -192,8 +254,15 @@ def reviews(db: Database, request: m.ReviewsRequest) -> list[m.ReviewItem]:
         rows = conn.execute(
             "SELECT id, day, summary, evidence_ids, recorded_at FROM daily_reviews"
             " WHERE tenant_id = ?1 AND person_id = ?2 AND (?3 IS NULL OR day = ?3)"
+            " AND (?5 IS NULL OR recorded_at <= ?5)"
             " ORDER BY day DESC, recorded_at DESC, id ASC LIMIT ?4",
-            (request.tenant_id, request.person_id, request.day, m.bounded_limit(request.limit)),
+            (
+                request.tenant_id,
+                request.person_id,
+                request.day,
+                m.bounded_limit(request.limit),
+                None if request.as_of is None else request.as_of.recorded_at,
+            ),
         ).fetchall()
     items = [
         m.ReviewItem(
