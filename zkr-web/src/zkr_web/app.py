@@ -24,9 +24,11 @@ from starlette.staticfiles import StaticFiles
 
 from zkr import MemoryDb
 from zkr.errors import NotFound, ZkrError
+from zkr_web.embedding import BackgroundEmbedder, check_embedder
 from zkr_web.history import claim_page
 from zkr_web.memory import ScopedMemory
 from zkr_web.moments import MomentError, parse_moment
+from zkr_web.profile import profile_page
 from zkr_web.rendering import Pages, WebConfig, as_of_param
 from zkr_web.security import AccessGuard, origin_allowed, tokens_match
 from zkr_web.timeline import timeline_page
@@ -82,9 +84,15 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         opened at start-up and closed at shutdown.
     """
     state: dict[str, Pages] = {}
+    background: list[BackgroundEmbedder] = []
 
     def pages() -> Pages:
         return state["pages"]
+
+    def written() -> None:
+        """A change went through: the background embedder (if any) embeds what it added."""
+        for embedder in background:
+            embedder.notify()
 
     # ------------------------------------------------------------------ reading pages
 
@@ -97,13 +105,21 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         pack = None
         cited: dict[str, Any] = {}
         if query:
-            pack = p.memory.search(query, limit=20, as_of=as_of_param(request))
+            pack = p.memory.search(
+                query, limit=20, as_of=as_of_param(request), embedder=config.embedder
+            )
             for item in pack.items:
                 for evidence_id in item.evidence_ids:
                     if evidence_id not in cited:
                         cited[evidence_id] = _evidence(p.memory, evidence_id)
         return p.render(
-            request, "search.html", title="zkr — search", q=query, pack=pack, cited=cited
+            request,
+            "search.html",
+            title="zkr — search",
+            q=query,
+            pack=pack,
+            cited=cited,
+            hybrid=config.embedder is not None,
         )
 
     def claim(request: Request) -> Response:
@@ -122,13 +138,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
 
     def profile(request: Request) -> Response:
         p = pages()
-        return p.render(
-            request,
-            "profile.html",
-            title="zkr — profile and reviews",
-            profiles=p.memory.profiles(100),
-            reviews=p.memory.reviews(100),
-        )
+        return profile_page(p, request, lambda evidence_id: _evidence(p.memory, evidence_id))
 
     # ------------------------------------------------------------------ changing pages
 
@@ -154,6 +164,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
                 now if valid_at is None else valid_at,
                 now,
             )
+            written()
         except (ZkrError, MomentError) as exc:
             if isinstance(exc, NotFound):
                 raise
@@ -186,6 +197,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         else:
             outcome = await run_in_threadpool(p.memory.forget, source_id, p.now())
             claims, done = len(outcome.claim_ids), "forgotten"
+        written()
         return RedirectResponse(f"/?done={done}&claims={claims}", status_code=303)
 
     # ------------------------------------------------------------------ errors
@@ -219,11 +231,22 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         own = db is None
+        if config.embedder is not None:
+            check_embedder(config.embedder)  # refuse to start, not at the first search
         handle = MemoryDb(config.db_path) if db is None else db
         state["pages"] = Pages(config, ScopedMemory(handle, config.tenant_id, config.person_id))
+        if config.embedder is not None:
+            embedder = BackgroundEmbedder(
+                config.db_path, config.tenant_id, config.person_id, config.embedder
+            )
+            background.append(embedder)
+            embedder.start()
         try:
             yield
         finally:
+            for embedder in background:
+                embedder.close()
+            background.clear()
             if own:
                 handle.close()
 

@@ -39,8 +39,18 @@ class ScopedMemory:
 
     # ---------------------------------------------------------------- reads
 
-    def search(self, query: str, limit: int, as_of: int | None) -> m.RetrievalPack:
+    def search(
+        self,
+        query: str,
+        limit: int,
+        as_of: int | None,
+        embedder: tuple[str, str] | None = None,
+    ) -> m.RetrievalPack:
+        """A cited pack; hybrid when *embedder* names an installed embedder's (model, version)."""
         fields: dict[str, Any] = {"query": query, "limit": limit}
+        if embedder is not None:
+            # No vector: zkr embeds the query with the installed embedder of that lane.
+            fields["query_embedding"] = {"model": embedder[0], "version": embedder[1]}
         if "ranking" in OPERATIONS["search"].request.model_fields:
             # A person looks for a memory: the ranking built for recall, when zkr-core has it.
             fields["ranking"] = "recall"

@@ -36,6 +36,12 @@ def zkr_register_commands(cli: click.Group) -> None:
     @click.option("--host", default=LOOPBACK, show_default=True, help="address to bind")
     @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="port")
     @click.option("--token", default=None, help="access token (default: random, printed)")
+    @click.option(
+        "--embedder",
+        default=None,
+        metavar="MODEL/VERSION",
+        help="installed embedder: hybrid search, new memories embedded (default $ZKR_EMBEDDER)",
+    )
     @click.pass_obj
     def web(
         ctx: _Context,
@@ -44,7 +50,8 @@ def zkr_register_commands(cli: click.Group) -> None:
         host: str,
         port: int,
         token: str | None,
+        embedder: str | None,
     ) -> int:
         from zkr_web.cli import serve
 
-        return serve(str(ctx.db_path), tenant, person, host, port, token)
+        return serve(str(ctx.db_path), tenant, person, host, port, token, embedder)
