@@ -105,9 +105,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         pack = None
         cited: dict[str, Any] = {}
         if query:
-            pack = p.memory.search(
-                query, limit=20, as_of=as_of_param(request), embedder=config.embedder
-            )
+            pack = p.memory.search(query, limit=20, as_of=as_of_param(request))
             for item in pack.items:
                 for evidence_id in item.evidence_ids:
                     if evidence_id not in cited:
@@ -234,7 +232,8 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         if config.embedder is not None:
             check_embedder(config.embedder)  # refuse to start, not at the first search
         handle = MemoryDb(config.db_path) if db is None else db
-        state["pages"] = Pages(config, ScopedMemory(handle, config.tenant_id, config.person_id))
+        memory = ScopedMemory(handle, config.tenant_id, config.person_id, config.embedder)
+        state["pages"] = Pages(config, memory)
         if config.embedder is not None:
             embedder = BackgroundEmbedder(
                 config.db_path, config.tenant_id, config.person_id, config.embedder

@@ -25,6 +25,8 @@ class ScopedMemory:
     db: MemoryDb
     tenant_id: str
     person_id: str
+    #: ``(model, version)`` of an installed embedder: searches are hybrid; ``None``: words only.
+    embedder: tuple[str, str] | None = None
 
     def run(self, name: str, **fields: Any) -> Any:
         """Run operation *name* in this scope; *fields* are its request's other fields.
@@ -39,23 +41,16 @@ class ScopedMemory:
 
     # ---------------------------------------------------------------- reads
 
-    def search(
-        self,
-        query: str,
-        limit: int,
-        as_of: int | None,
-        embedder: tuple[str, str] | None = None,
-    ) -> m.RetrievalPack:
-        """A cited pack; hybrid when *embedder* names an installed embedder's (model, version)."""
+    def search(self, query: str, limit: int, as_of: int | None) -> m.RetrievalPack:
         fields: dict[str, Any] = {"query": query, "limit": limit}
-        if embedder is not None:
-            # No vector: zkr embeds the query with the installed embedder of that lane.
-            fields["query_embedding"] = {"model": embedder[0], "version": embedder[1]}
         if "ranking" in OPERATIONS["search"].request.model_fields:
             # A person looks for a memory: the ranking built for recall, when zkr-core has it.
             fields["ranking"] = "recall"
         if as_of is not None:
             fields["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
+        if self.embedder is not None:
+            # No vector: zkr embeds the query with the installed embedder of that lane.
+            fields["query_embedding"] = {"model": self.embedder[0], "version": self.embedder[1]}
         pack: m.RetrievalPack = self.run("search", **fields)
         return pack
 
