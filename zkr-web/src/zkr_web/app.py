@@ -84,15 +84,9 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         opened at start-up and closed at shutdown.
     """
     state: dict[str, Pages] = {}
-    background: list[BackgroundEmbedder] = []
 
     def pages() -> Pages:
         return state["pages"]
-
-    def written() -> None:
-        """A change went through: the background embedder (if any) embeds what it added."""
-        for embedder in background:
-            embedder.notify()
 
     # ------------------------------------------------------------------ reading pages
 
@@ -162,7 +156,6 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
                 now if valid_at is None else valid_at,
                 now,
             )
-            written()
         except (ZkrError, MomentError) as exc:
             if isinstance(exc, NotFound):
                 raise
@@ -195,7 +188,6 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         else:
             outcome = await run_in_threadpool(p.memory.forget, source_id, p.now())
             claims, done = len(outcome.claim_ids), "forgotten"
-        written()
         return RedirectResponse(f"/?done={done}&claims={claims}", status_code=303)
 
     # ------------------------------------------------------------------ errors
@@ -229,23 +221,24 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         own = db is None
+        embedder = None
         if config.embedder is not None:
             check_embedder(config.embedder)  # refuse to start, not at the first search
-        handle = MemoryDb(config.db_path) if db is None else db
-        memory = ScopedMemory(handle, config.tenant_id, config.person_id, config.embedder)
-        state["pages"] = Pages(config, memory)
-        if config.embedder is not None:
             embedder = BackgroundEmbedder(
                 config.db_path, config.tenant_id, config.person_id, config.embedder
             )
-            background.append(embedder)
+        handle = MemoryDb(config.db_path) if db is None else db
+        # A change made on the page rings the embedder: it is embedded as it arrives.
+        ring = None if embedder is None else embedder.notify
+        memory = ScopedMemory(handle, config.tenant_id, config.person_id, config.embedder, ring)
+        state["pages"] = Pages(config, memory)
+        if embedder is not None:
             embedder.start()
         try:
             yield
         finally:
-            for embedder in background:
+            if embedder is not None:
                 embedder.close()
-            background.clear()
             if own:
                 handle.close()
 

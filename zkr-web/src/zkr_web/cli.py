@@ -1,8 +1,10 @@
 """``zkr-web``: serve one person's memory page on this machine.
 
-``zkr-web --db PATH --tenant T --person P [--host 127.0.0.1] [--port N] [--token T]
-[--embedder MODEL/VERSION]``; also
+``zkr-web --db PATH --tenant T --person P [--host 127.0.0.1] [--port N] [--token T]``; also
 ``zkr web`` when zkr-cli is installed (same options but ``--db``, which ``zkr`` takes itself).
+
+``--embedder MODEL/VERSION`` (or ``$ZKR_EMBEDDER``) makes the page's search hybrid with that
+installed embedder (see :mod:`zkr_web.embedding`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
         "--person", default=None, help="the person whose memory is shown (default $ZKR_PERSON_ID)"
     )
     parser.add_argument(
+        "--embedder",
+        default=None,
+        metavar="MODEL/VERSION",
+        help="installed embedder plugin: search by meaning too (hybrid) and embed new memories"
+        " in the background (default $ZKR_EMBEDDER; unset: words only)",
+    )
+    parser.add_argument(
         "--host", default=LOOPBACK, help="address to bind (default 127.0.0.1: this machine only)"
     )
     parser.add_argument(
@@ -58,13 +67,6 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
         "--token",
         default=None,
         help="access token (default: a random one, printed at start; or $ZKR_WEB_TOKEN)",
-    )
-    parser.add_argument(
-        "--embedder",
-        default=None,
-        metavar="MODEL/VERSION",
-        help="installed embedder plugin: search by meaning too (hybrid) and embed new memories"
-        " in the background (default $ZKR_EMBEDDER; unset: words only)",
     )
 
 
