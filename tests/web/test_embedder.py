@@ -6,9 +6,12 @@ registered the way an installed plugin is; ``test_embedder_e5.py`` does the same
 
 from __future__ import annotations
 
+import http.cookiejar
 import importlib.util
 import re
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,9 +52,9 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., WebServer]]:
             clock=lambda: float(NOW),
             embedder=embedder,
         )
-        server, thread, base = start_server(create_app(config))
+        server, thread, origin = start_server(create_app(config))
         running.append((server, thread))
-        web = WebServer(base=base, token=TOKEN, db=seeding)
+        web = WebServer(base=_page_base(origin), token=TOKEN, db=seeding)
         web.login()
         return web
 
@@ -62,6 +65,20 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., WebServer]]:
             server.should_exit = True
             thread.join(timeout=20)
         seeding.close()
+
+
+def _page_base(origin: str) -> str:
+    """Where the pages live: the address the first visit with the token is sent on to."""
+    opener = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+    )
+    with opener.open(f"{origin}/?token={TOKEN}", timeout=10) as reply:
+        return str(reply.geturl()).split("?")[0].removesuffix("/")
+
+
+def origin_of(web: WebServer) -> str:
+    parts = urllib.parse.urlsplit(web.base)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def wait_embedded(db: MemoryDb, lane: tuple[str, str], timeout: float = 30.0) -> None:
@@ -112,7 +129,7 @@ def test_a_correction_made_on_the_page_is_embedded_as_it_arrives(
     reply = web.request(
         f"/claim/{made.claim_id}/correct",
         data={"csrf": csrf.group(1), "value": "Globex", "text": "I adopted a kitten."},
-        headers={"Origin": web.base},
+        headers={"Origin": origin_of(web)},
     )
     assert reply.status == 200 and "Globex" in reply.body
     wait_embedded(web.db, LANE)  # the page rang its embedder: the new capture has a vector
