@@ -2,9 +2,6 @@
 
 ``zkr-web --db PATH --tenant T --person P [--host 127.0.0.1] [--port N] [--token T]``; also
 ``zkr web`` when zkr-cli is installed (same options but ``--db``, which ``zkr`` takes itself).
-
-``--embedder MODEL/VERSION`` (or ``$ZKR_EMBEDDER``) makes the page's search hybrid with that
-installed embedder (see :mod:`zkr_web.embedding`).
 """
 
 from __future__ import annotations
@@ -25,10 +22,10 @@ class ServeOptions(argparse.Namespace):
     db: str
     tenant: str | None
     person: str | None
+    embedder: str | None
     host: str
     port: int
     token: str | None
-    embedder: str | None
 
 
 def default_db() -> str:
