@@ -182,3 +182,15 @@ def test_text_relevance_is_a_bar_and_words_not_basis_points() -> None:
         "    relevance ░░░░░░░░░░ far behind the best match (0 % of its score) · cites nothing"
     )
     assert "9166" not in "\n".join(lines) and "91.66" not in "\n".join(lines)
+
+
+def test_text_get_shows_the_item_without_a_relevance() -> None:
+    from zkr_cli._text import render_text
+
+    item = {
+        "memory": {"kind": "source", "id": "s1"},
+        "excerpt": "Sam works at Acme",
+        "relevance_basis_points": 10_000,
+        "evidence_ids": ["e1"],
+    }
+    assert render_text("get", item) == ' 1. [source s1] "Sam works at Acme"\n    cites e1\n'

@@ -80,7 +80,12 @@ def _relevance(basis_points: int) -> str:
 
 
 def _item(item: dict[str, Any]) -> list[str]:
-    return _pack({"query": item["memory"]["id"], "items": [item], "gaps": []})[1:]
+    # One item read by id: no search, so no relevance to compare.
+    memory = item["memory"]
+    return [
+        f" 1. [{memory['kind']} {memory['id']}] {_quote(item['excerpt'])}",
+        f"{_INDENT}{_cites(item['evidence_ids'])}",
+    ]
 
 
 def _memories(page: dict[str, Any]) -> list[str]:
