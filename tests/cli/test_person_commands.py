@@ -81,7 +81,8 @@ def test_text_format_shows_statements_times_and_citations(
     pack = _text(run, db_path, "search", {**SCOPE, "query": "Beta"})
     assert pack[0] == 'search "Beta": 1 item(s)'
     assert pack[1] == f' 1. [claim {corrected["claim_id"]}] "Sam employer Beta"'
-    assert pack[2].endswith(f"cites {corrected['evidence_id']}")
+    # Relevance reads as a bar and words, not as basis points (issue 24).
+    assert pack[2] == f"    relevance ██████████ best match · cites {corrected['evidence_id']}"
 
     listing = _text(run, db_path, "memories", {**SCOPE, "claim_kinds": ["fact"]})
     assert listing == [
@@ -157,3 +158,39 @@ def test_serve_answers_the_person_operations(
     assert answers[1]["versions"][0]["claim"]["value"] == "Acme"
     assert answers[2]["evidence_ids"] == [stored["evidence_id"]]
     assert answers[3] == {"error": "record not found"}
+
+
+def test_text_relevance_is_a_bar_and_words_not_basis_points() -> None:
+    from zkr_cli._text import render_text
+
+    item = {"memory": {"kind": "claim", "id": "c1"}, "excerpt": "Sam employer Beta"}
+    pack = {
+        "query": "Beta",
+        "items": [
+            {**item, "relevance_basis_points": 10_000, "evidence_ids": ["e1"]},
+            {**item, "relevance_basis_points": 9_166, "evidence_ids": ["e2"]},
+            {**item, "relevance_basis_points": 0, "evidence_ids": []},
+        ],
+        "gaps": [],
+    }
+    lines = render_text("search", pack).splitlines()
+    assert lines[2] == "    relevance ██████████ best match · cites e1"
+    assert lines[4] == (
+        "    relevance █████████░ close to the best match (91 % of its score) · cites e2"
+    )
+    assert lines[6] == (
+        "    relevance ░░░░░░░░░░ far behind the best match (0 % of its score) · cites nothing"
+    )
+    assert "9166" not in "\n".join(lines) and "91.66" not in "\n".join(lines)
+
+
+def test_text_get_shows_the_item_without_a_relevance() -> None:
+    from zkr_cli._text import render_text
+
+    item = {
+        "memory": {"kind": "source", "id": "s1"},
+        "excerpt": "Sam works at Acme",
+        "relevance_basis_points": 10_000,
+        "evidence_ids": ["e1"],
+    }
+    assert render_text("get", item) == ' 1. [source s1] "Sam works at Acme"\n    cites e1\n'

@@ -77,7 +77,14 @@ def test_zkr_web_is_a_zkr_command_through_the_plugin_hook() -> None:
     group = click.Group(name="zkr")
     zkr_plugin.zkr_register_commands(cli=group)
     command = group.commands["web"]
-    assert {param.name for param in command.params} == {"tenant", "person", "host", "port", "token"}
+    assert {param.name for param in command.params} == {
+        "tenant",
+        "person",
+        "host",
+        "port",
+        "token",
+        "embedder",
+    }
     defaults = {param.name: param.default for param in command.params}
     assert defaults["host"] == "127.0.0.1"
 

@@ -62,14 +62,30 @@ def _pack(pack: dict[str, Any]) -> list[str]:
     for number, item in enumerate(pack["items"], start=1):
         memory = item["memory"]
         lines.append(f"{number:>2}. [{memory['kind']} {memory['id']}] {_quote(item['excerpt'])}")
-        relevance = item["relevance_basis_points"] / 100
-        lines.append(f"{_INDENT}relevance {relevance:.2f}% · {_cites(item['evidence_ids'])}")
+        relevance = _relevance(item["relevance_basis_points"])
+        lines.append(f"{_INDENT}{relevance} · {_cites(item['evidence_ids'])}")
     lines.extend(f"({gap})" for gap in pack["gaps"])
     return lines
 
 
+def _relevance(basis_points: int) -> str:
+    """``relevance ██████████ best match``, or with the share of the best item's score:
+    ``relevance █████████░ close to the best match (91 % of its score)``."""
+    from zkr.relevance import FULL, describe_relevance, relevance_bar, relevance_percent
+
+    words = describe_relevance(basis_points)
+    if basis_points < FULL:
+        words += f" ({relevance_percent(basis_points)} of its score)"
+    return f"relevance {relevance_bar(basis_points)} {words}"
+
+
 def _item(item: dict[str, Any]) -> list[str]:
-    return _pack({"query": item["memory"]["id"], "items": [item], "gaps": []})[1:]
+    # One item read by id: no search, so no relevance to compare.
+    memory = item["memory"]
+    return [
+        f" 1. [{memory['kind']} {memory['id']}] {_quote(item['excerpt'])}",
+        f"{_INDENT}{_cites(item['evidence_ids'])}",
+    ]
 
 
 def _memories(page: dict[str, Any]) -> list[str]:

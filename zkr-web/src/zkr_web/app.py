@@ -24,9 +24,11 @@ from starlette.staticfiles import StaticFiles
 
 from zkr import MemoryDb
 from zkr.errors import NotFound, ZkrError
+from zkr_web.embedding import BackgroundEmbedder, check_embedder
 from zkr_web.history import claim_page
 from zkr_web.memory import ScopedMemory
 from zkr_web.moments import MomentError, parse_moment
+from zkr_web.profile import profile_page
 from zkr_web.rendering import Pages, WebConfig, as_of_param
 from zkr_web.security import AccessGuard, origin_allowed, tokens_match
 from zkr_web.timeline import timeline_page
@@ -103,7 +105,13 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
                     if evidence_id not in cited:
                         cited[evidence_id] = _evidence(p.memory, evidence_id)
         return p.render(
-            request, "search.html", title="zkr — search", q=query, pack=pack, cited=cited
+            request,
+            "search.html",
+            title="zkr — search",
+            q=query,
+            pack=pack,
+            cited=cited,
+            hybrid=config.embedder is not None,
         )
 
     def claim(request: Request) -> Response:
@@ -122,13 +130,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
 
     def profile(request: Request) -> Response:
         p = pages()
-        return p.render(
-            request,
-            "profile.html",
-            title="zkr — profile and reviews",
-            profiles=p.memory.profiles(100),
-            reviews=p.memory.reviews(100),
-        )
+        return profile_page(p, request, lambda evidence_id: _evidence(p.memory, evidence_id))
 
     # ------------------------------------------------------------------ changing pages
 
@@ -219,11 +221,24 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         own = db is None
+        embedder = None
+        if config.embedder is not None:
+            check_embedder(config.embedder)  # refuse to start, not at the first search
+            embedder = BackgroundEmbedder(
+                config.db_path, config.tenant_id, config.person_id, config.embedder
+            )
         handle = MemoryDb(config.db_path) if db is None else db
-        state["pages"] = Pages(config, ScopedMemory(handle, config.tenant_id, config.person_id))
+        # A change made on the page rings the embedder: it is embedded as it arrives.
+        ring = None if embedder is None else embedder.notify
+        memory = ScopedMemory(handle, config.tenant_id, config.person_id, config.embedder, ring)
+        state["pages"] = Pages(config, memory)
+        if embedder is not None:
+            embedder.start()
         try:
             yield
         finally:
+            if embedder is not None:
+                embedder.close()
             if own:
                 handle.close()
 

@@ -22,6 +22,7 @@ class ServeOptions(argparse.Namespace):
     db: str
     tenant: str | None
     person: str | None
+    embedder: str | None
     host: str
     port: int
     token: str | None
@@ -44,6 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
         "--person", default=None, help="the person whose memory is shown (default $ZKR_PERSON_ID)"
     )
     parser.add_argument(
+        "--embedder",
+        default=None,
+        metavar="MODEL/VERSION",
+        help="installed embedder plugin: search by meaning too (hybrid) and embed new memories"
+        " in the background (default $ZKR_EMBEDDER; unset: words only)",
+    )
+    parser.add_argument(
         "--host", default=LOOPBACK, help="address to bind (default 127.0.0.1: this machine only)"
     )
     parser.add_argument(
@@ -60,12 +68,19 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
 
 
 def serve(
-    db_path: str, tenant: str | None, person: str | None, host: str, port: int, token: str | None
+    db_path: str,
+    tenant: str | None,
+    person: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    embedder: str | None = None,
 ) -> int:
     """Check the options, print the address with its token, and serve until interrupted."""
     import uvicorn
 
     from zkr_web.app import WebConfig, create_app
+    from zkr_web.embedding import EmbedderSettingError, check_embedder, parse_embedder
     from zkr_web.security import new_token
 
     tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
@@ -83,13 +98,24 @@ def serve(
     if not (0 <= port <= 65535):
         print("zkr-web: --port must be 0-65535", file=sys.stderr)
         return 2
+    embedder = embedder or os.environ.get("ZKR_EMBEDDER") or None
+    lane = None
+    if embedder is not None:
+        try:
+            lane = parse_embedder(embedder)
+            check_embedder(lane)
+        except EmbedderSettingError as exc:
+            print(f"zkr-web: {exc}", file=sys.stderr)
+            return 2
     if host not in (LOOPBACK, "localhost", "::1"):
         print(
             f"zkr-web: warning: serving on {host}: other machines may reach this page "
             "(the token still guards it)",
             file=sys.stderr,
         )
-    config = WebConfig(db_path=db_path, tenant_id=tenant, person_id=person, token=token)
+    config = WebConfig(
+        db_path=db_path, tenant_id=tenant, person_id=person, token=token, embedder=lane
+    )
     app = create_app(config)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -105,7 +131,8 @@ def serve(
             for sock in listener.sockets:
                 bound = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        print(f"zkr-web: serving {tenant}/{person} from {db_path}", flush=True)
+        meaning = f"; search by words and meaning ({'/'.join(lane)})" if lane else ""
+        print(f"zkr-web: serving {tenant}/{person} from {db_path}{meaning}", flush=True)
         print(f"zkr-web: open http://{shown}:{bound}/?token={token}", flush=True)
 
     server.startup = startup  # type: ignore[method-assign]
@@ -121,7 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(parser, with_db=True)
     args = parser.parse_args(argv, namespace=ServeOptions())
     return serve(
-        args.db or default_db(), args.tenant, args.person, args.host, args.port, args.token
+        args.db or default_db(),
+        args.tenant,
+        args.person,
+        args.host,
+        args.port,
+        args.token,
+        args.embedder,
     )
 
 

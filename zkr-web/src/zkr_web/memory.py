@@ -8,6 +8,7 @@ never name another person's scope, and another scope's ids answer exactly like m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,14 @@ class ScopedMemory:
     db: MemoryDb
     tenant_id: str
     person_id: str
+    #: ``(model, version)`` of an installed embedder: searches are hybrid; ``None``: words only.
+    embedder: tuple[str, str] | None = None
+    #: Called after every committed change (the background embedder's doorbell).
+    after_write: Callable[[], None] | None = None
+
+    def _written(self) -> None:
+        if self.after_write is not None:
+            self.after_write()
 
     def run(self, name: str, **fields: Any) -> Any:
         """Run operation *name* in this scope; *fields* are its request's other fields.
@@ -46,6 +55,9 @@ class ScopedMemory:
             fields["ranking"] = "recall"
         if as_of is not None:
             fields["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
+        if self.embedder is not None:
+            # No vector: zkr embeds the query with the installed embedder of that lane.
+            fields["query_embedding"] = {"model": self.embedder[0], "version": self.embedder[1]}
         pack: m.RetrievalPack = self.run("search", **fields)
         return pack
 
@@ -104,13 +116,16 @@ class ScopedMemory:
             valid_at=valid_at,
             recorded_at=recorded_at,
         )
+        self._written()
         return result
 
     def delete(self, source_id: str, deleted_at: int) -> m.DeleteResult:
         result: m.DeleteResult = self.run("delete", source_id=source_id, deleted_at=deleted_at)
+        self._written()
         return result
 
     def forget(self, source_id: str, erased_at: int) -> m.ForgetResult:
         """Erase a capture and what only it supports (``forget``)."""
         result: m.ForgetResult = self.run("forget", source_id=source_id, erased_at=erased_at)
+        self._written()
         return result

@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from zkr.relevance import describe_relevance, relevance_percent
 from zkr_web.memory import ScopedMemory
 from zkr_web.moments import MomentError, format_moment, input_value, parse_moment
 from zkr_web.security import csrf_token
@@ -32,6 +33,9 @@ class WebConfig:
     token: str
     #: The clock used for "now" (recorded times of corrections and deletions); tests may fix it.
     clock: Callable[[], float] = field(default=time.time)
+    #: ``(model, version)`` of an installed embedder: search is hybrid and what is written gets
+    #: vectors in the background (:mod:`zkr_web.embedding`); ``None``: words only.
+    embedder: tuple[str, str] | None = None
 
 
 class Pages:
@@ -50,6 +54,8 @@ class Pages:
         )
         self.env.filters["moment"] = format_moment
         self.env.filters["input_moment"] = input_value
+        self.env.filters["relevance_words"] = describe_relevance
+        self.env.filters["relevance_percent"] = relevance_percent
         self.env.globals.update(
             csrf=self.csrf,
             tenant_id=config.tenant_id,

@@ -33,6 +33,12 @@ def zkr_register_commands(cli: click.Group) -> None:
     @cli.command(name="web", help="Serve the memory page of one person on this machine.")
     @click.option("--tenant", default=None, help="tenant (default $ZKR_TENANT_ID)")
     @click.option("--person", default=None, help="person (default $ZKR_PERSON_ID)")
+    @click.option(
+        "--embedder",
+        default=None,
+        metavar="MODEL/VERSION",
+        help="installed embedder: hybrid search, new memories embedded (default $ZKR_EMBEDDER)",
+    )
     @click.option("--host", default=LOOPBACK, show_default=True, help="address to bind")
     @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="port")
     @click.option("--token", default=None, help="access token (default: random, printed)")
@@ -41,10 +47,11 @@ def zkr_register_commands(cli: click.Group) -> None:
         ctx: _Context,
         tenant: str | None,
         person: str | None,
+        embedder: str | None,
         host: str,
         port: int,
         token: str | None,
     ) -> int:
         from zkr_web.cli import serve
 
-        return serve(str(ctx.db_path), tenant, person, host, port, token)
+        return serve(str(ctx.db_path), tenant, person, host, port, token, embedder)
