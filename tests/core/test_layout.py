@@ -26,6 +26,7 @@ TOP_LEVEL = {
     "models.py",
     "operations.py",
     "py.typed",
+    "relevance.py",
     "testing.py",
     "tools.py",
     "version.py",
