@@ -32,9 +32,11 @@ async def _serve_stdio(app: ZkrMcp) -> None:
 def _serve_http(app: ZkrMcp, settings: Settings) -> None:
     import uvicorn
 
-    from zkr_mcp.http_token import BearerTokenGuard
+    from zkr_mcp.http_token import BearerTokenGuard, rebinding_protection
 
-    asgi = app.server.streamable_http_app(host=settings.host)
+    asgi = app.server.streamable_http_app(
+        host=settings.host, transport_security=rebinding_protection(settings.token)
+    )
     guarded = asgi if settings.token is None else BearerTokenGuard(asgi, settings.token)
     uvicorn.run(guarded, host=settings.host, port=settings.port, log_level="warning")
 
