@@ -31,10 +31,10 @@ def test_without_a_scope_it_refuses_to_start(
     monkeypatch.delenv("ZKR_PERSON_ID", raising=False)
     assert main(["--db", str(tmp_path / "m.db"), "--tenant", "home"]) == 2
     assert "--tenant T --person P" in capsys.readouterr().err
-    assert (
-        main(["--db", str(tmp_path / "m.db"), "--tenant", "h", "--person", "p", "--token", "short"])
-        == 2
-    )
+    short = tmp_path / "short-token"
+    short.write_text("short\n")
+    scope = ["--db", str(tmp_path / "m.db"), "--tenant", "h", "--person", "p"]
+    assert main([*scope, "--token-file", str(short)]) == 2
     assert not (tmp_path / "m.db").exists()
 
 
@@ -77,7 +77,14 @@ def test_zkr_web_is_a_zkr_command_through_the_plugin_hook() -> None:
     group = click.Group(name="zkr")
     zkr_plugin.zkr_register_commands(cli=group)
     command = group.commands["web"]
-    assert {param.name for param in command.params} == {"tenant", "person", "host", "port", "token"}
+    assert {param.name for param in command.params} == {
+        "tenant",
+        "person",
+        "host",
+        "port",
+        "token_file",
+        "token",
+    }
     defaults = {param.name: param.default for param in command.params}
     assert defaults["host"] == "127.0.0.1"
 
@@ -93,9 +100,9 @@ def test_zkr_web_runs_through_the_zkr_command(tmp_path: Path) -> None:
     pytest.importorskip("zkr_cli")
     zkr = shutil.which("zkr", path=str(Path(sys.executable).parent)) or shutil.which("zkr")
     assert zkr
-    env = {**os.environ, "ZKR_TENANT_ID": "home", "ZKR_PERSON_ID": "ana"}
+    env = {**os.environ, "ZKR_TENANT_ID": "home", "ZKR_PERSON_ID": "ana", "ZKR_WEB_TOKEN": "t" * 24}
     process = subprocess.Popen(
-        [zkr, "--db", str(tmp_path / "m.db"), "web", "--port", "0", "--token", "t" * 24],
+        [zkr, "--db", str(tmp_path / "m.db"), "web", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
