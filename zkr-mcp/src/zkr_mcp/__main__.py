@@ -25,8 +25,10 @@ log = logging.getLogger("zkr_mcp")
 async def _serve_stdio(app: ZkrMcp) -> None:
     from mcp.server.stdio import stdio_server
 
+    from zkr_mcp.stdio_guard import serve_guarded
+
     async with stdio_server() as (read_stream, write_stream):
-        await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+        await serve_guarded(app.server, read_stream, write_stream)
 
 
 def _serve_http(app: ZkrMcp, settings: Settings) -> None:

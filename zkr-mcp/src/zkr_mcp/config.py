@@ -4,9 +4,10 @@ The scope (tenant, person) belongs to the server, never to a tool call: an MCP c
 it once (``--tenant``/``--person`` or ``ZKR_TENANT``/``ZKR_PERSON``), and no model-facing schema
 has a field for it, so a model cannot reach another person's memory.
 
-Over HTTP, an address other than exactly loopback needs a bearer token (``ZKR_MCP_TOKEN``, or a file named
-by ``--token-file``): a person's memory is not served to the network unauthenticated. The token
-is never a plain flag, because a command line is visible to every user of the machine.
+Over HTTP, a bind other than exactly 127.0.0.1, ::1 or localhost needs a bearer token
+(``ZKR_MCP_TOKEN``, or a file named by ``--token-file``): a person's memory is not served to the
+network unauthenticated. The token is never a plain flag, because a command line is visible to
+every user of the machine.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ def rebinding_protection(token: str | None) -> TransportSecuritySettings | None:
         allowed_origins=list(_LOOPBACK_ORIGINS),
     )
 
+
 _REFUSAL = b'{"error":"unauthorized: this zkr-mcp needs Authorization: Bearer <token>"}'
 
 
