@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from zkr.console import one_line_errors
 from zkr_mcp.config import Settings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def _serve_http(app: ZkrMcp, settings: Settings) -> None:
     uvicorn.run(guarded, host=settings.host, port=settings.port, log_level="warning")
 
 
+@one_line_errors("zkr-mcp")
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="zkr-mcp %(levelname)s: %(message)s"

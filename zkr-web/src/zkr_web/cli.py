@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from zkr.console import one_line_errors
+
 __all__ = ["DEFAULT_PORT", "ServeOptions", "main", "serve"]
 
 DEFAULT_PORT = 8765
@@ -130,6 +132,11 @@ def serve(
             "(the token still guards it)",
             file=sys.stderr,
         )
+    from zkr import MemoryDb
+
+    # Opened once before serving: a path that is not a usable database is refused here, in one
+    # line, rather than by the server's start-up (which logs a traceback and exits).
+    MemoryDb(db_path).close()
     config = WebConfig(db_path=db_path, tenant_id=tenant, person_id=person, token=token)
     app = create_app(config)
     server = uvicorn.Server(
@@ -154,6 +161,7 @@ def serve(
     return 0
 
 
+@one_line_errors("zkr-web")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="zkr-web",
