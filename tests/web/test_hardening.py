@@ -156,3 +156,18 @@ def test_the_token_never_shows_in_the_process_list(tmp_path: Path, how: str) -> 
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def test_zkr_web_through_zkr_refuses_the_token_flag_too(tmp_path: Path) -> None:
+    pytest.importorskip("zkr_cli")
+    zkr = shutil.which("zkr", path=str(Path(sys.executable).parent))
+    assert zkr
+    done = subprocess.run(
+        [zkr, "--db", str(tmp_path / "m.db"), "web", "--port", "0", "--token", "t" * 24],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_environment(),
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "--token-file" in done.stderr and "Traceback" not in done.stderr
