@@ -78,9 +78,9 @@ def test_every_bind_served_without_a_token_refuses_forged_host_and_origin(
         _forged_requests_are_refused(url, db)
 
 
-@pytest.mark.parametrize("bind", ALIASES + ["0.0.0.0", "::"])
+@pytest.mark.parametrize("bind", [*ALIASES, "0.0.0.0", "::"])
 def test_a_loopback_alias_is_not_loopback_and_needs_the_token(bind: str) -> None:
-    with pytest.raises(SettingsError, match="not exactly 127.0.0.1, ::1 or localhost"):
+    with pytest.raises(SettingsError, match=r"not exactly 127\.0\.0\.1, ::1 or localhost"):
         parse_settings([*SCOPE, "--host", bind], {})
     assert parse_settings([*SCOPE, "--host", bind], {"ZKR_MCP_TOKEN": TOKEN}).token == TOKEN
 
