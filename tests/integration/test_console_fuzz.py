@@ -144,6 +144,19 @@ STDIN = [
 ]
 
 
+#: A command line that gets past argument parsing, per script; the fuzz appends options to it (a
+#: later flag overrides an earlier one), so hostile values reach the code behind the parser. No base
+#: for zkr-web: a well-formed one serves until stopped (8 s per example).
+BASES: dict[str, list[str]] = {
+    "zkr-mcp": ["--db", "{zkr_db}", "--tenant", "t", "--person", "p"],
+    "zkr-postgres": ["sync", "--dsn", "postgresql://zkr@127.0.0.1:1/none?connect_timeout=3",
+                     "--db", "{zkr_db}"],
+    "zkr-hermes": ["status"],
+    "zkr-openclaw-bridge": ["install", "{directory}"],
+    "zkr": ["--db", "{zkr_db}", "search"],
+}  # fmt: skip
+
+
 def command_lines(script: str, files: dict[str, Path]) -> st.SearchStrategy[list[str]]:
     commands, flags = vocabulary(script)
     paths = [str(path) for path in files.values()]
@@ -164,9 +177,16 @@ def command_lines(script: str, files: dict[str, Path]) -> st.SearchStrategy[list
     )
     # zkr takes --db before its command: give it a database most of the time.
     db = st.sampled_from(paths).map(lambda p: ["--db", p]) if script == "zkr" else st.just([])
-    return st.tuples(db, head, st.lists(option, max_size=5)).map(
+    built = st.tuples(db, head, st.lists(option, max_size=5)).map(
         lambda parts: [*parts[0], *parts[1], *(word for pair in parts[2] for word in pair)]
     )
+    if script not in BASES:
+        return built
+    base = [word.format(**{k: str(v) for k, v in files.items()}) for word in BASES[script]]
+    extended = st.lists(option, max_size=3).map(
+        lambda options: [*base, *(word for pair in options for word in pair)]
+    )
+    return st.one_of(built, extended)
 
 
 def _run(script: str, argv: list[str], stdin: bytes, home: Path) -> tuple[int, bytes, bytes, bool]:
