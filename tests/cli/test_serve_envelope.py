@@ -119,3 +119,50 @@ def test_a_tilde_in_db_is_expanded_for_the_folder_and_the_file(
     assert not Path("~").exists()  # never the literal path, relative to the working directory
     assert (home / "memories" / "zkr.db").is_file()
     assert db_snapshot(home / "memories" / "zkr.db")["sources"]
+
+
+def _strict_answers(outcome: Outcome) -> list[Any]:
+    """Each answer line as strict JSON (the messages themselves may name NaN)."""
+    assert outcome.returncode == 0 and b"Traceback" not in outcome.stderr, outcome.stderr
+
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"non-JSON constant {name} in an answer")
+
+    return [json.loads(line, parse_constant=refuse) for line in outcome.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id":"call-9","command":"search","request":{' + SCOPE.encode() + b',"query":NaN}}\n',
+        b'{"id":"call-9","command":"search","request":{'
+        + SCOPE.encode()
+        + b',"limit":Infinity}}\n',
+        b'{"id":"call-9","command":"search","request":{' + SCOPE.encode() + b',"query":"\xff"}}\n',
+        b'{"command":"search","id":"call-9","request":{"query":"\xc3("}}\n',
+    ],
+)
+def test_the_id_is_echoed_when_the_request_holds_nan_or_invalid_utf8(
+    run: Callable[..., Outcome], db_path: Path, line: bytes
+) -> None:
+    # Issue 26 (D11): such a line is not JSON, but its id is; a pipelining host matches answers
+    # by id, so the refusal carries it.
+    [answer] = _strict_answers(run("--db", str(db_path), "serve", stdin=line))
+    assert answer["id"] == "call-9"
+    assert "NaN" in answer["error"] or "Infinity" in answer["error"] or "UTF-8" in answer["error"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id":NaN,"command":"profiles","request":{}}\n',
+        b'{"id":"\xff","command":"profiles","request":{"q":NaN}}\n',
+        b'{"id":1,"id":2,"command":"profiles","request":{"q":NaN}}\n',
+        b'{"id":1e999,"command":"profiles","request":{"q":NaN}}\n',
+    ],
+)
+def test_an_id_that_is_not_usable_itself_is_never_echoed(
+    run: Callable[..., Outcome], db_path: Path, line: bytes
+) -> None:
+    [answer] = _strict_answers(run("--db", str(db_path), "serve", stdin=line))
+    assert "id" not in answer and answer["error"]

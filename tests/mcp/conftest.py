@@ -125,19 +125,24 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(settings: Settings) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``zkr-mcp --transport streamable-http`` on 127.0.0.1; yields its URL and the process.
+def http_server(
+    settings: Settings, bind: str = "127.0.0.1"
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``zkr-mcp --transport streamable-http`` bound to *bind*; yields its URL and the process.
 
-    A ``settings.token`` is handed to the server in ``ZKR_MCP_TOKEN``.
+    A ``settings.token`` is handed to the server in ``ZKR_MCP_TOKEN``. The URL names the address
+    the server is reached at (*bind*, or 127.0.0.1 for a bind to every address).
     """
     port = _free_port()
+    reach = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(bind, bind).strip("[]")
+    family = socket.AF_INET6 if ":" in reach else socket.AF_INET
     command = [
         zkr_mcp_command(),
         "--db", settings.db,
         "--tenant", settings.tenant_id,
         "--person", settings.person_id,
         "--transport", "streamable-http",
-        "--host", "127.0.0.1",
+        "--host", bind,
         "--port", str(port),
     ]  # fmt: skip
     # The token travels the way the docs say it should: in the environment, never on a flag.
@@ -148,14 +153,17 @@ def http_server(settings: Settings) -> Iterator[tuple[str, subprocess.Popen[byte
     try:
         deadline = time.monotonic() + 30
         while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            with contextlib.suppress(OSError), socket.socket(family) as probe:
+                probe.settimeout(0.2)
+                probe.connect((reach, port))
                 break
             if process.poll() is not None:
                 raise AssertionError(f"zkr-mcp exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
             if time.monotonic() > deadline:
                 raise AssertionError("zkr-mcp did not listen within 30 s")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", process
+        shown = f"[{reach}]" if ":" in reach else reach
+        yield f"http://{shown}:{port}/mcp", process
     finally:
         process.terminate()
         try:

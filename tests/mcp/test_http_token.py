@@ -31,7 +31,7 @@ SCOPE = ["--db", "m.db", "--tenant", "t", "--person", "p", "--transport", "strea
 TOKEN = "correct-horse-battery-staple"
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "127.5.0.1", "::1", "[::1]", "localhost"])
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "[::1]", "localhost"])
 def test_loopback_needs_no_token(host: str) -> None:
     assert is_loopback(host)
     assert parse_settings([*SCOPE, "--host", host], {}).token is None
@@ -85,7 +85,7 @@ def test_the_console_script_refuses_an_open_bind_on_stderr(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert done.stdout == b""
-    assert b"--host 0.0.0.0 is reachable from other machines" in done.stderr
+    assert b"--host 0.0.0.0 is not exactly 127.0.0.1, ::1 or localhost" in done.stderr
     assert not (tmp_path / "m.db").exists()  # refused before the database is opened
 
 

@@ -7,6 +7,7 @@ talk to the server over HTTP.
 from __future__ import annotations
 
 import http.cookiejar
+import re
 import threading
 import time
 import urllib.error
@@ -23,6 +24,7 @@ import uvicorn
 from zkr import MemoryDb
 from zkr import models as m
 from zkr_web.app import WebConfig, create_app
+from zkr_web.security import session_path
 
 TOKEN = "test-token-" + "x" * 32
 TENANT, PERSON = "home", "ana"
@@ -39,7 +41,11 @@ class Reply:
 
 @dataclass
 class WebServer:
-    """A running server, a client that can hold the session cookie, and the seeding database."""
+    """A running server, a client that can hold the session cookie, and the seeding database.
+
+    ``origin`` is the server's ``http://127.0.0.1:PORT``; ``base`` adds the session path every page
+    lives under (see ``zkr_web.security``), so ``request("/search")`` asks for the search page.
+    """
 
     base: str
     token: str
@@ -70,8 +76,19 @@ class WebServer:
         except urllib.error.HTTPError as exc:
             return Reply(exc.code, dict(exc.headers), exc.read().decode("utf-8"))
 
+    @property
+    def origin(self) -> str:
+        return self.base.removesuffix(session_path(self.token))
+
     def login(self) -> Reply:
         return self.request(f"/?token={self.token}")
+
+    def csrf(self) -> str:
+        """The server's CSRF token, as its pages carry it (it is random per server process)."""
+        page = self.request("/", headers={"Authorization": f"Bearer {self.token}"}, cookies=False)
+        found = re.search(r'<meta name="zkr-csrf" content="([^"]+)">', page.body)
+        assert found, page.status
+        return found.group(1)
 
     def remember(
         self,
@@ -127,7 +144,7 @@ def web(tmp_path: Path) -> Iterator[WebServer]:
     server, thread, base = start_server(create_app(config))
     db = MemoryDb(path)
     try:
-        yield WebServer(base=base, token=TOKEN, db=db, clock=clock)
+        yield WebServer(base=base + session_path(TOKEN), token=TOKEN, db=db, clock=clock)
     finally:
         server.should_exit = True
         thread.join(timeout=20)

@@ -31,10 +31,10 @@ def test_without_a_scope_it_refuses_to_start(
     monkeypatch.delenv("ZKR_PERSON_ID", raising=False)
     assert main(["--db", str(tmp_path / "m.db"), "--tenant", "home"]) == 2
     assert "--tenant T --person P" in capsys.readouterr().err
-    assert (
-        main(["--db", str(tmp_path / "m.db"), "--tenant", "h", "--person", "p", "--token", "short"])
-        == 2
-    )
+    short = tmp_path / "short-token"
+    short.write_text("short\n")
+    scope = ["--db", str(tmp_path / "m.db"), "--tenant", "h", "--person", "p"]
+    assert main([*scope, "--token-file", str(short)]) == 2
     assert not (tmp_path / "m.db").exists()
 
 
@@ -82,6 +82,7 @@ def test_zkr_web_is_a_zkr_command_through_the_plugin_hook() -> None:
         "person",
         "host",
         "port",
+        "token_file",
         "token",
         "embedder",
     }
@@ -100,9 +101,9 @@ def test_zkr_web_runs_through_the_zkr_command(tmp_path: Path) -> None:
     pytest.importorskip("zkr_cli")
     zkr = shutil.which("zkr", path=str(Path(sys.executable).parent)) or shutil.which("zkr")
     assert zkr
-    env = {**os.environ, "ZKR_TENANT_ID": "home", "ZKR_PERSON_ID": "ana"}
+    env = {**os.environ, "ZKR_TENANT_ID": "home", "ZKR_PERSON_ID": "ana", "ZKR_WEB_TOKEN": "t" * 24}
     process = subprocess.Popen(
-        [zkr, "--db", str(tmp_path / "m.db"), "web", "--port", "0", "--token", "t" * 24],
+        [zkr, "--db", str(tmp_path / "m.db"), "web", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
         env=env,

@@ -6,6 +6,7 @@ import re
 
 from tests.web.conftest import PERSON, TENANT, WebServer
 from zkr import models as m
+from zkr_web.security import session_path
 
 
 def test_search_uses_the_recall_ranking_and_shows_citations(web: WebServer) -> None:
@@ -19,6 +20,7 @@ def test_search_uses_the_recall_ranking_and_shows_citations(web: WebServer) -> N
     web.login()
     body = web.request("/search?q=nurses").body
     results = re.findall(r'<a class="excerpt" href="([^"]+)">([^<]+)</a>', body)
-    assert results == [(f"/claim/{made.claim_id}", "Ana employer Santa Maria hospital")]
-    assert f'href="/evidence/{made.evidence_id}"' in body
+    base = session_path(web.token)
+    assert results == [(f"{base}/claim/{made.claim_id}", "Ana employer Santa Maria hospital")]
+    assert f'href="{base}/evidence/{made.evidence_id}"' in body
     assert "Ana started as a nurse at Santa Maria hospital." in body

@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.web.conftest import PERSON, TENANT, WebServer
 from zkr import models as m
-from zkr_web.security import csrf_token
+from zkr_web.security import session_path
 
 PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -62,9 +62,10 @@ def test_first_visit_moves_the_token_into_a_strict_cookie_and_out_of_the_address
 ) -> None:
     reply = web.request(f"/search?q=x&token={web.token}", follow=False)
     assert reply.status == 303
-    assert reply.headers["location"] == "/search?q=x"
+    base = session_path(web.token)
+    assert reply.headers["location"] == f"{base}/search?q=x"
     cookie = reply.headers["set-cookie"]
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and f"Path={base};" in cookie
     assert web.request("/search?q=x").status == 200  # the jar now holds the cookie
 
 
@@ -94,7 +95,9 @@ def test_stored_markup_renders_as_text(web: WebServer) -> None:
         assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in body, path
         assert "<script>window" not in body and "<img src=x" not in body, path
         # The only scripts a page loads are the server's own file.
-        assert re.findall(r"<script[^>]*>", body) == ['<script src="/static/app.js" defer>']
+        assert re.findall(r"<script[^>]*>", body) == [
+            f'<script src="{session_path(web.token)}/static/app.js" defer>'
+        ]
 
 
 def test_another_scopes_ids_answer_like_missing_ones(web: WebServer) -> None:
@@ -131,7 +134,7 @@ def test_another_scopes_ids_answer_like_missing_ones(web: WebServer) -> None:
         assert "no cited memory matched" in found and 'class="result' not in found
     # Even a well-formed POST with the right CSRF token cannot reach the other scope.
     before = _feed_mark(web, "home", "bo")
-    csrf = csrf_token(web.token)
+    csrf = web.csrf()
     assert (
         web.request(
             f"/claim/{foreign.claim_id}/correct", data={"csrf": csrf, "value": "Evil"}
@@ -148,7 +151,7 @@ def test_forged_posts_change_nothing(web: WebServer) -> None:
     )
     web.login()
     before = _feed_mark(web)
-    csrf = csrf_token(web.token)
+    csrf = web.csrf()
     forged: list[tuple[str, dict[str, str], dict[str, str]]] = [
         (f"/claim/{made.claim_id}/correct", {"value": "Porto"}, {}),
         (f"/claim/{made.claim_id}/correct", {"value": "Porto", "csrf": "0" * 64}, {}),
@@ -173,7 +176,7 @@ def test_a_genuine_correction_and_deletion_go_through_the_operations(web: WebSer
         "Ana lives in Lisbon", {"subject": "Ana", "predicate": "lives_in", "value": "Lisbon"}
     )
     web.login()
-    csrf = csrf_token(web.token)
+    csrf = web.csrf()
     reply = web.request(
         f"/claim/{made.claim_id}/correct",
         data={"csrf": csrf, "value": "Porto", "text": "I moved to Porto"},
@@ -208,7 +211,7 @@ def test_times_outside_zkrs_range_are_refused_clearly(web: WebServer) -> None:
             assert 'class="error"' in reply.body or "refused" in reply.body
         reply = web.request(
             f"/claim/{made.claim_id}/correct",
-            data={"csrf": csrf_token(web.token), "value": "Porto", "valid_at": moment},
+            data={"csrf": web.csrf(), "value": "Porto", "valid_at": moment},
         )
         assert reply.status == 400 and 'class="error"' in reply.body, reply.status
     assert _feed_mark(web) == before

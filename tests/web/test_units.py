@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zkr_web.moments import MomentError, format_moment, input_value, parse_moment
-from zkr_web.security import csrf_token, new_token, tokens_match
+from zkr_web.security import csrf_token, new_token, session_path, tokens_match
 
 
 def test_times_read_from_forms() -> None:
@@ -34,5 +34,8 @@ def test_tokens() -> None:
     assert tokens_match(token, token)
     assert not tokens_match(token[:-1], token) and not tokens_match(None, token)
     assert not tokens_match("", token)
-    assert csrf_token(token) != token and csrf_token(token) == csrf_token(token)
-    assert csrf_token(token) != csrf_token(new_token())
+    # The CSRF token is random per server process: the access token does not yield it.
+    assert csrf_token() != csrf_token() and len(csrf_token()) >= 40
+    # The session path is derived from the token and reveals none of it.
+    assert session_path(token) == session_path(token) != session_path(new_token())
+    assert token not in session_path(token) and len(session_path(token)) == len("/z/") + 32

@@ -11,7 +11,8 @@ Additions for pipelining hosts: when the envelope carries ``"id"``, the answer i
 because some outputs are arrays or ``null``). Lines holding only whitespace get no answer.
 
 The envelope is read leniently and the request strictly, field by field (as the one-shot command
-reads stdin): a line whose id is valid is answered with that id whatever is wrong with its request.
+reads stdin): a line whose id is valid is answered with that id whatever is wrong with its request,
+even when the line is not JSON elsewhere (``NaN``, invalid UTF-8 in the request).
 An id that cannot be written back as JSON (``1e999`` reads as infinity, a lone surrogate) is an
 error of its own, answered without an id: no answer line is ever anything but JSON. The request's
 size is that of its raw text in the line (whitespace included), as the one-shot command measures
@@ -107,7 +108,7 @@ def _answer(
 def handle_line(db: MemoryDb, line: bytes, extra: ExtraCommands | None = None) -> bytes | None:
     """The answer line (newline-terminated) for one input line; ``None`` for a blank line."""
     from zkr.errors import RequestParseError
-    from zkr.jsonio import JsonObject, parse_request
+    from zkr.jsonio import JsonObject, check_envelope_id, parse_request, salvage_envelope_id
 
     if not line.strip():
         return None
@@ -124,7 +125,7 @@ def handle_line(db: MemoryDb, line: bytes, extra: ExtraCommands | None = None) -
                 if key in _ENVELOPE_FIELDS:
                     raise RequestParseError(f"duplicate field `{key}`")
         if "id" in envelope:
-            _check_id(envelope["id"])
+            check_envelope_id(envelope["id"])
             has_id = True
         try:
             output: Any = _answer(db, envelope, _request_size(line), extra)
@@ -140,6 +141,10 @@ def handle_line(db: MemoryDb, line: bytes, extra: ExtraCommands | None = None) -
     except Exception as exc:  # the envelope itself (or its id) is not acceptable
         _debug(exc)
         answer = {"error": error_message(exc)}
+        # A line that is not JSON somewhere (NaN, invalid UTF-8) may still name a usable id.
+        found, ident = salvage_envelope_id(line)
+        if found:
+            answer["id"] = ident
     try:
         return render(answer)
     except Exception as exc:  # an output that cannot be encoded (never expected)
@@ -152,21 +157,6 @@ _ENVELOPE_FIELDS = frozenset({"command", "request", "id"})
 def _debug(exc: BaseException) -> None:
     if debug_enabled():
         traceback.print_exception(exc, file=sys.stderr)
-
-
-def _check_id(value: Any) -> None:
-    """An id is echoed back, so it must be writable as strict JSON (finite, valid UTF-8).
-
-    :raises RequestParseError: ``invalid envelope id: ...``.
-    """
-    from zkr.errors import RequestParseError
-    from zkr.jsonio import canonical_dumps
-
-    try:
-        canonical_dumps(value).encode("utf-8")
-    except (ValueError, UnicodeError) as exc:
-        reason = "a lone surrogate" if isinstance(exc, UnicodeError) else "a number out of range"
-        raise RequestParseError(f"invalid envelope id: it holds {reason}") from None
 
 
 def _request_size(line: bytes) -> int:

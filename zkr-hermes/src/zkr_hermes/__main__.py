@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from zkr.console import one_line_errors
 from zkr_hermes import __version__
 from zkr_hermes.config import default_hermes_home, load_config
 from zkr_hermes.install import CONFIG_HINT, PLUGIN_NAME, InstallError, install
@@ -52,6 +53,7 @@ def _status(hermes_home: Path | None) -> dict[str, object]:
     }
 
 
+@one_line_errors("zkr-hermes")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "status":

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from zkr.console import one_line_errors
 from zkr_mcp.config import Settings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -25,20 +26,25 @@ log = logging.getLogger("zkr_mcp")
 async def _serve_stdio(app: ZkrMcp) -> None:
     from mcp.server.stdio import stdio_server
 
+    from zkr_mcp.stdio_guard import serve_guarded
+
     async with stdio_server() as (read_stream, write_stream):
-        await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+        await serve_guarded(app.server, read_stream, write_stream)
 
 
 def _serve_http(app: ZkrMcp, settings: Settings) -> None:
     import uvicorn
 
-    from zkr_mcp.http_token import BearerTokenGuard
+    from zkr_mcp.http_token import BearerTokenGuard, rebinding_protection
 
-    asgi = app.server.streamable_http_app(host=settings.host)
+    asgi = app.server.streamable_http_app(
+        host=settings.host, transport_security=rebinding_protection(settings.token)
+    )
     guarded = asgi if settings.token is None else BearerTokenGuard(asgi, settings.token)
     uvicorn.run(guarded, host=settings.host, port=settings.port, log_level="warning")
 
 
+@one_line_errors("zkr-mcp")
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="zkr-mcp %(levelname)s: %(message)s"

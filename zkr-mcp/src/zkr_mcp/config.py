@@ -4,21 +4,22 @@ The scope (tenant, person) belongs to the server, never to a tool call: an MCP c
 it once (``--tenant``/``--person`` or ``ZKR_TENANT``/``ZKR_PERSON``), and no model-facing schema
 has a field for it, so a model cannot reach another person's memory.
 
-Over HTTP, an address other than loopback needs a bearer token (``ZKR_MCP_TOKEN``, or a file named
-by ``--token-file``): a person's memory is not served to the network unauthenticated. The token
-is never a plain flag, because a command line is visible to every user of the machine.
+Over HTTP, a bind other than exactly 127.0.0.1, ::1 or localhost needs a bearer token
+(``ZKR_MCP_TOKEN``, or a file named by ``--token-file``): a person's memory is not served to the
+network unauthenticated. The token is never a plain flag, because a command line is visible to
+every user of the machine.
 """
 
 from __future__ import annotations
 
 import argparse
-import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
     "ENVIRONMENT",
+    "LOOPBACK_HOSTS",
     "TOKEN_VARIABLE",
     "Settings",
     "SettingsError",
@@ -96,14 +97,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The only binds served without a token. Exactly these spellings: the MCP SDK's DNS-rebinding
+#: protection (the guard of a token-less server, see ``http_token``) recognises only these names in
+#: the Host and Origin headers, so any other loopback alias (``127.0.0.2``, ``LOCALHOST``,
+#: ``0:0:0:0:0:0:0:1``) would be served with a guard that does not know it, or none at all.
+LOOPBACK_HOSTS: frozenset[str] = frozenset({"127.0.0.1", "::1", "[::1]", "localhost"})
+
+
 def is_loopback(host: str) -> bool:
-    """Whether *host* is reachable only from this machine (``localhost`` or a loopback address)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:  # a host name: it may resolve to anything
-        return False
+    """Whether *host* is one of the loopback binds served without a token (exact spelling)."""
+    return host in LOOPBACK_HOSTS
 
 
 def _token(values: Mapping[str, str], environ: Mapping[str, str]) -> str | None:
@@ -169,8 +172,8 @@ def parse_settings(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     token = _token(values, environ)
     if transport == "streamable-http" and token is None and not is_loopback(host):
         raise SettingsError(
-            f"--host {host} is reachable from other machines: serving it needs a bearer token "
-            f"({TOKEN_VARIABLE} or --token-file)"
+            f"--host {host} is not exactly 127.0.0.1, ::1 or localhost: serving it needs "
+            f"a bearer token ({TOKEN_VARIABLE} or --token-file)"
         )
     return Settings(
         db=values["db"],

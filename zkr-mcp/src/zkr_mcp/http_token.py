@@ -1,6 +1,8 @@
 """A shared bearer token in front of the streamable HTTP endpoint.
 
-On loopback the SDK's DNS-rebinding protection is the guard; a server bound to any other address is
+On loopback the SDK's DNS-rebinding protection is the guard (``rebinding_protection``: only the
+loopback names are accepted in ``Host`` and ``Origin``, so a page that rebinds ``evil.example`` to
+127.0.0.1 is refused); a server bound to any other address is
 reachable by every machine that can route to it, and the memory it serves is a person's. So a
 non-loopback bind needs a token (refused at start otherwise, see ``config``), and with a token every
 HTTP request must carry ``Authorization: Bearer <token>``: anything else is answered 401 before the
@@ -12,10 +14,35 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING
 
+from mcp.server.transport_security import TransportSecuritySettings
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["BearerTokenGuard"]
+__all__ = ["BearerTokenGuard", "rebinding_protection"]
+
+#: What a browser may send in ``Host`` and ``Origin`` to a token-less (loopback) server: the
+#: loopback names, any port. Spelled here rather than left to the SDK, whose own default applies
+#: only when the bind string is exactly one of its three names.
+_LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+_LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+def rebinding_protection(token: str | None) -> TransportSecuritySettings | None:
+    """The Host/Origin allow-list of a server: always on without a token.
+
+    A server without a token is bound to loopback (``config`` refuses anything else), and the
+    allow-list is what stops a DNS-rebinding page. With a token the token is the guard: a browser
+    page holds no token, and the Host of a server bound to ``0.0.0.0`` is not knowable here.
+    """
+    if token is not None:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(_LOOPBACK_HOSTS),
+        allowed_origins=list(_LOOPBACK_ORIGINS),
+    )
+
 
 _REFUSAL = b'{"error":"unauthorized: this zkr-mcp needs Authorization: Bearer <token>"}'
 

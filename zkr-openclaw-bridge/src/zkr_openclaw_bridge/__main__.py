@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from zkr.console import one_line_errors
+
 __all__ = ["main"]
 
 
@@ -27,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@one_line_errors("zkr-openclaw-bridge")
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     from zkr_openclaw_bridge.install import install, plugin_dir

@@ -7,14 +7,18 @@
 
 ``sync``, ``migrate`` and ``rebuild`` need the owner's DSN (``sync`` migrates first); ``serve`` may
 use any role that is a member of ``zkr_serving``. Each command prints one JSON line on stdout
-(``serve``: one per request); errors go to stderr with exit status 1.
+(``serve``: one per request); errors go to stderr as one line with exit status 1 — never a Python
+traceback (an unreachable server, a file that is not a zkr database, a bad DSN included).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import signal
+import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -71,10 +75,11 @@ def _sync(args: argparse.Namespace) -> None:
     from zkr_postgres.schema import migrate
     from zkr_postgres.sync import SyncStats, follow, sync_database, upstream_of
 
+    if args.follow and not (math.isfinite(args.interval) and args.interval > 0):
+        raise SystemExit("zkr-postgres: --interval must be a positive number of seconds")
     upstreams = [upstream_of(argument) for argument in args.db]
     for upstream in upstreams:
-        if not upstream.path.is_file():
-            raise SystemExit(f"zkr-postgres: no zkr database at {upstream.path}")
+        _check_zkr_database(upstream.path)
     with connect(args.dsn) as conn:
         migrate(conn)
         databases = [(upstream, MemoryDb(upstream.path)) for upstream in upstreams]
@@ -104,6 +109,28 @@ def _sync(args: argparse.Namespace) -> None:
     _print(asdict(total))
 
 
+def _check_zkr_database(path: Any) -> None:
+    """Refuse, before anything is opened for writing, a path that is not a zkr database.
+
+    Opening a file with ``MemoryDb`` creates zkr's tables in it: an unrelated SQLite file named by
+    mistake would be changed, and a file that is not SQLite failed with a traceback.
+    """
+    if not path.is_file():
+        raise SystemExit(f"zkr-postgres: no zkr database at {path}")
+    try:
+        reader = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            found = reader.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memory_commits'"
+            ).fetchone()
+        finally:
+            reader.close()
+    except sqlite3.Error as exc:
+        raise SystemExit(f"zkr-postgres: {path} is not a zkr database ({exc})") from None
+    if found is None:
+        raise SystemExit(f"zkr-postgres: {path} is not a zkr database (it has no export feed)")
+
+
 def _rebuild(args: argparse.Namespace) -> None:
     from zkr_postgres._db import connect
     from zkr_postgres.rebuild import rebuild
@@ -112,6 +139,8 @@ def _rebuild(args: argparse.Namespace) -> None:
     model, sep, version = args.embedder.rpartition("/")
     if not sep or not model or not version:
         raise SystemExit("zkr-postgres: --embedder takes MODEL/VERSION")
+    if args.batch_size is not None and not 1 <= args.batch_size <= 4096:
+        raise SystemExit("zkr-postgres: --batch-size must be 1..4096")
     with connect(args.dsn) as conn:
         migrate(conn)
         stats = rebuild(conn, model, version, batch_size=args.batch_size)
@@ -120,6 +149,8 @@ def _rebuild(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    import psycopg
+
     from zkr.errors import ZkrError
 
     try:
@@ -138,10 +169,31 @@ def main(argv: Sequence[str] | None = None) -> None:
 
             main_loop(args.dsn)
     except ZkrError as exc:
-        sys.stderr.write(f"zkr-postgres: {exc.message}\n")
-        raise SystemExit(1) from None
+        _fail(exc.message)
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except psycopg.OperationalError as exc:  # unreachable, refused, authentication failed
+        _fail(f"cannot use PostgreSQL: {_first_line(exc)}")
+    except psycopg.Error as exc:  # a malformed DSN, a server-side refusal
+        _fail(f"PostgreSQL error: {_first_line(exc)}")
+    except sqlite3.Error as exc:
+        _fail(f"SQLite error: {_first_line(exc)}")
+    except OSError as exc:
+        _fail(_first_line(exc))
+    except Exception as exc:  # never a traceback: ZKR_DEBUG=1 prints one for a bug report
+        if os.environ.get("ZKR_DEBUG"):
+            raise
+        _fail(f"internal error ({type(exc).__name__}): {_first_line(exc)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"zkr-postgres: {message}\n")
+    raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 import psycopg
 
 from zkr.errors import LimitExceeded, RequestParseError, ZkrError
-from zkr.jsonio import canonical_dumps, compact_len, parse_request
+from zkr.jsonio import check_envelope_id, compact_len, parse_request, salvage_envelope_id
 from zkr.operations import MAX_REQUEST_BYTES
 from zkr_postgres.api import Replica
 
@@ -53,8 +53,8 @@ def _usable_id(envelope: Any) -> bool:
     if not isinstance(envelope, dict) or "id" not in envelope:
         return False
     try:
-        canonical_dumps(envelope["id"]).encode("utf-8")
-    except (ValueError, UnicodeError):
+        check_envelope_id(envelope["id"])
+    except RequestParseError:
         return False
     return True
 
@@ -68,15 +68,16 @@ def _envelope(line: bytes | str) -> dict[str, Any]:
     try:
         envelope = parse_request(line)
     except RequestParseError as exc:
-        try:  # a line whose id is fine is answered with it, whatever is wrong elsewhere
-            loose = parse_request(line, lenient=True)
-        except RequestParseError:
-            raise exc from None
-        if _usable_id(loose):
-            exc.envelope_id = loose["id"]  # type: ignore[attr-defined]
+        # A line whose id is fine is answered with it, whatever is wrong elsewhere (NaN or
+        # invalid UTF-8 in the request included).
+        found, ident = salvage_envelope_id(line)
+        if found:
+            exc.envelope_id = ident  # type: ignore[attr-defined]
         raise exc from None
     if not isinstance(envelope, dict):
         raise RequestParseError("invalid type: expected a JSON object envelope")
+    if "id" in envelope:
+        check_envelope_id(envelope["id"])  # 1e999 parses, as infinity: refused, not echoed
     return envelope
 
 
@@ -97,14 +98,14 @@ def answer(replica: Replica, line: bytes | str) -> dict[str, Any] | list[Any] | 
             raise _too_large()
         result = replica.run(command, request)
         data: Any = result.model_dump(mode="json", by_alias=True)
-        if "id" in envelope:
+        if _usable_id(envelope):
             return {"id": envelope["id"], "result": data}
         return data  # type: ignore[no-any-return]
     except Exception as exc:  # one bad request never ends the loop
         failure = _error(exc)
         if hasattr(exc, "envelope_id"):
             return {"id": exc.envelope_id, **failure}
-        if isinstance(envelope, dict) and "id" in envelope:
+        if _usable_id(envelope):
             return {"id": envelope["id"], **failure}
         return failure
 

@@ -30,7 +30,7 @@ from zkr_web.memory import ScopedMemory
 from zkr_web.moments import MomentError, parse_moment
 from zkr_web.profile import profile_page
 from zkr_web.rendering import Pages, WebConfig, as_of_param
-from zkr_web.security import AccessGuard, origin_allowed, tokens_match
+from zkr_web.security import AccessGuard, origin_allowed, session_path, tokens_match
 from zkr_web.timeline import timeline_page
 
 __all__ = ["WebConfig", "create_app"]
@@ -138,7 +138,8 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         p = pages()
         claim_id = request.path_params["claim_id"]
         item = await run_in_threadpool(p.memory.get, "claim", claim_id)
-        if request.method == "GET":
+        # Only a POST changes anything: GET and HEAD (Starlette routes it with GET) show the form.
+        if request.method != "POST":
             return p.render(
                 request, "correct.html", title="zkr — correct", item=item, error=None, form={}
             )
@@ -168,7 +169,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
                 error=str(exc),
                 form=form,
             )
-        return RedirectResponse(f"/claim/{result.claim_id}?done=corrected", status_code=303)
+        return RedirectResponse(f"{p.base}/claim/{result.claim_id}?done=corrected", status_code=303)
 
     async def remove(request: Request) -> Response:
         p = pages()
@@ -177,7 +178,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         if action not in ("delete", "forget"):
             raise HTTPException(404)
         item = await run_in_threadpool(p.memory.get, "source", source_id)
-        if request.method == "GET":
+        if request.method != "POST":  # GET or HEAD: the confirmation page, nothing removed
             return p.render(
                 request, "remove.html", title=f"zkr — {action}", item=item, action=action
             )
@@ -188,7 +189,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         else:
             outcome = await run_in_threadpool(p.memory.forget, source_id, p.now())
             claims, done = len(outcome.claim_ids), "forgotten"
-        return RedirectResponse(f"/?done={done}&claims={claims}", status_code=303)
+        return RedirectResponse(f"{p.base}/?done={done}&claims={claims}", status_code=303)
 
     # ------------------------------------------------------------------ errors
 
@@ -243,18 +244,20 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
                 handle.close()
 
     static = Path(str(files("zkr_web") / "static"))
+    routes = [
+        Route("/", home),
+        Route("/search", search),
+        Route("/claim/{claim_id}", claim),
+        Route("/claim/{claim_id}/correct", correct, methods=["GET", "POST"]),
+        Route("/source/{source_id}", source),
+        Route("/source/{source_id}/{action}", remove, methods=["GET", "POST"]),
+        Route("/evidence/{evidence_id}", evidence),
+        Route("/profile", profile),
+        Mount("/static", StaticFiles(directory=static), name="static"),
+    ]
     app = Starlette(
-        routes=[
-            Route("/", home),
-            Route("/search", search),
-            Route("/claim/{claim_id}", claim),
-            Route("/claim/{claim_id}/correct", correct, methods=["GET", "POST"]),
-            Route("/source/{source_id}", source),
-            Route("/source/{source_id}/{action}", remove, methods=["GET", "POST"]),
-            Route("/evidence/{evidence_id}", evidence),
-            Route("/profile", profile),
-            Mount("/static", StaticFiles(directory=static), name="static"),
-        ],
+        # Everything lives under the session path, where the cookie is sent (see security).
+        routes=[Mount(session_path(config.token), routes=routes)],
         exception_handlers={
             NotFound: not_found,
             ZkrError: refused,

@@ -1,7 +1,11 @@
 """``zkr-web``: serve one person's memory page on this machine.
 
-``zkr-web --db PATH --tenant T --person P [--host 127.0.0.1] [--port N] [--token T]``; also
-``zkr web`` when zkr-cli is installed (same options but ``--db``, which ``zkr`` takes itself).
+``zkr-web --db PATH --tenant T --person P [--host 127.0.0.1] [--port N] [--token-file PATH]``;
+also ``zkr web`` when zkr-cli is installed (same options but ``--db``, which ``zkr`` takes itself).
+
+The access token comes from ``--token-file`` or ``$ZKR_WEB_TOKEN``, or is made at random. The
+old ``--token T`` is refused: a command line is readable by every user of the machine (``ps``), so
+by the time the flag is parsed the token has leaked, and a warning would not take it back.
 """
 
 from __future__ import annotations
@@ -12,10 +16,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from zkr.console import one_line_errors
+
 __all__ = ["DEFAULT_PORT", "ServeOptions", "main", "serve"]
 
 DEFAULT_PORT = 8765
 LOOPBACK = "127.0.0.1"
+
+
+#: The refusal of the removed ``--token`` flag (one line, names the ways that do not leak).
+TOKEN_FLAG_REFUSED = (
+    "zkr-web: --token is no longer accepted: a command line is visible to every user (ps); "
+    "put the token in a file and pass --token-file PATH, or set ZKR_WEB_TOKEN"
+)
 
 
 class ServeOptions(argparse.Namespace):
@@ -26,6 +39,24 @@ class ServeOptions(argparse.Namespace):
     host: str
     port: int
     token: str | None
+    token_file: str | None
+
+
+def read_token(token_file: str | None) -> str | None:
+    """The token of ``--token-file`` (surrounding whitespace dropped), else ``$ZKR_WEB_TOKEN``.
+
+    :raises ValueError: the file cannot be read or holds no printable ASCII token.
+    """
+    if token_file is not None:
+        try:
+            with open(token_file, encoding="utf-8") as file:
+                token = file.read().strip()
+        except (OSError, UnicodeError) as exc:
+            raise ValueError(f"--token-file: cannot read {token_file!r}: {exc}") from None
+        if not token.isascii() or not token.isprintable():
+            raise ValueError("--token-file: the token must be printable ASCII")
+        return token or None
+    return os.environ.get("ZKR_WEB_TOKEN") or None
 
 
 def default_db() -> str:
@@ -61,10 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
         help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
-        "--token",
+        "--token-file",
         default=None,
-        help="access token (default: a random one, printed at start; or $ZKR_WEB_TOKEN)",
+        metavar="PATH",
+        help="file holding the access token (or $ZKR_WEB_TOKEN; default: a random one, printed)",
     )
+    # Kept only to refuse it with a clear message (argparse would say "unrecognized arguments").
+    parser.add_argument("--token", default=None, help=argparse.SUPPRESS)
 
 
 def serve(
@@ -73,7 +107,7 @@ def serve(
     person: str | None,
     host: str,
     port: int,
-    token: str | None,
+    token_file: str | None = None,
     embedder: str | None = None,
 ) -> int:
     """Check the options, print the address with its token, and serve until interrupted."""
@@ -91,9 +125,13 @@ def serve(
             file=sys.stderr,
         )
         return 2
-    token = token or os.environ.get("ZKR_WEB_TOKEN") or new_token()
+    try:
+        token = read_token(token_file) or new_token()
+    except ValueError as exc:
+        print(f"zkr-web: {exc}", file=sys.stderr)
+        return 2
     if len(token) < 16:
-        print("zkr-web: --token must be at least 16 characters", file=sys.stderr)
+        print("zkr-web: the access token must be at least 16 characters", file=sys.stderr)
         return 2
     if not (0 <= port <= 65535):
         print("zkr-web: --port must be 0-65535", file=sys.stderr)
@@ -113,6 +151,11 @@ def serve(
             "(the token still guards it)",
             file=sys.stderr,
         )
+    from zkr import MemoryDb
+
+    # Opened once before serving: a path that is not a usable database is refused here, in one
+    # line, rather than by the server's start-up (which logs a traceback and exits).
+    MemoryDb(db_path).close()
     config = WebConfig(
         db_path=db_path, tenant_id=tenant, person_id=person, token=token, embedder=lane
     )
@@ -140,6 +183,7 @@ def serve(
     return 0
 
 
+@one_line_errors("zkr-web")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="zkr-web",
@@ -147,13 +191,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser, with_db=True)
     args = parser.parse_args(argv, namespace=ServeOptions())
+    if args.token is not None:
+        print(TOKEN_FLAG_REFUSED, file=sys.stderr)
+        return 2
     return serve(
         args.db or default_db(),
         args.tenant,
         args.person,
         args.host,
         args.port,
-        args.token,
+        args.token_file,
         args.embedder,
     )
 

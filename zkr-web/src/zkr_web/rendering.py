@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse
 from zkr.relevance import describe_relevance, relevance_percent
 from zkr_web.memory import ScopedMemory
 from zkr_web.moments import MomentError, format_moment, input_value, parse_moment
-from zkr_web.security import csrf_token
+from zkr_web.security import csrf_token, same_origin_path, session_path
 
 __all__ = ["Pages", "WebConfig", "as_of_param"]
 
@@ -44,7 +44,9 @@ class Pages:
     def __init__(self, config: WebConfig, memory: ScopedMemory) -> None:
         self.config = config
         self.memory = memory
-        self.csrf = csrf_token(config.token)
+        self.csrf = csrf_token()
+        #: The session path every address of the page starts with.
+        self.base = session_path(config.token)
         self.env = Environment(
             loader=PackageLoader("zkr_web", "templates"),
             autoescape=True,  # every value is escaped unless a template says otherwise (none do)
@@ -58,6 +60,7 @@ class Pages:
         self.env.filters["relevance_percent"] = relevance_percent
         self.env.globals.update(
             csrf=self.csrf,
+            base=self.base,
             tenant_id=config.tenant_id,
             person_id=config.person_id,
         )
@@ -73,11 +76,16 @@ class Pages:
         except MomentError:  # the error page of an unreadable "as of" still renders
             as_of = None
         context.setdefault("title", "zkr")
+        # The page's own path, relative to the session path: a request for
+        # `//evil.example/x` must not be written back as a link to another host.
+        full = same_origin_path(request.url.path)
+        page_path = same_origin_path(full[len(self.base) :]) if full.startswith(self.base) else "/"
         html = self.env.get_template(template).render(
-            request_path=request.url.path,
+            request_path=self.base + page_path,
+            page_path=page_path,
             query=dict(request.query_params),
             as_of=as_of,
-            link=_linker(as_of),
+            link=_linker(self.base, as_of),
             **context,
         )
         return HTMLResponse(html, status_code=status)
@@ -91,13 +99,14 @@ def as_of_param(request: Request) -> int | None:
     return parse_moment(request.query_params.get("as_of"))
 
 
-def _linker(as_of: int | None) -> Callable[..., str]:
-    """``link(path, **params)``: an address that keeps the page's "as of" moment."""
+def _linker(base: str, as_of: int | None) -> Callable[..., str]:
+    """``link(path, **params)``: the address of *path* under the session path, keeping the page's
+    "as of" moment."""
 
     def link(path: str, **params: Any) -> str:
         query = {key: str(value) for key, value in params.items() if value not in (None, "")}
         if as_of is not None and "as_of" not in params:
             query["as_of"] = str(as_of)
-        return path + ("?" + urlencode(query) if query else "")
+        return base + same_origin_path(path) + ("?" + urlencode(query) if query else "")
 
     return link

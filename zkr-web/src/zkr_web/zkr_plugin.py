@@ -28,7 +28,7 @@ def zkr_register_commands(cli: click.Group) -> None:
     """Add ``zkr web`` (the options of ``zkr-web``; the database is ``zkr --db``)."""
     import click
 
-    from zkr_web.cli import DEFAULT_PORT, LOOPBACK
+    from zkr_web.cli import DEFAULT_PORT, LOOPBACK, TOKEN_FLAG_REFUSED
 
     @cli.command(name="web", help="Serve the memory page of one person on this machine.")
     @click.option("--tenant", default=None, help="tenant (default $ZKR_TENANT_ID)")
@@ -41,7 +41,14 @@ def zkr_register_commands(cli: click.Group) -> None:
     )
     @click.option("--host", default=LOOPBACK, show_default=True, help="address to bind")
     @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="port")
-    @click.option("--token", default=None, help="access token (default: random, printed)")
+    @click.option(
+        "--token-file",
+        default=None,
+        metavar="PATH",
+        help="file holding the access token (or $ZKR_WEB_TOKEN; default: random, printed)",
+    )
+    # Kept hidden only to refuse it: a token on the command line is visible in `ps`.
+    @click.option("--token", default=None, hidden=True)
     @click.pass_obj
     def web(
         ctx: _Context,
@@ -50,8 +57,12 @@ def zkr_register_commands(cli: click.Group) -> None:
         embedder: str | None,
         host: str,
         port: int,
+        token_file: str | None,
         token: str | None,
     ) -> int:
         from zkr_web.cli import serve
 
-        return serve(str(ctx.db_path), tenant, person, host, port, token, embedder)
+        if token is not None:
+            click.echo(TOKEN_FLAG_REFUSED, err=True)
+            return 2
+        return serve(str(ctx.db_path), tenant, person, host, port, token_file, embedder)

@@ -37,7 +37,7 @@ from zkr import models as m
 from zkr.embeddings.projections import Config, Target, _checks, current_lane, input_hash
 from zkr.embeddings.vectors import F32, row_vector, to_float32
 from zkr.errors import EmbeddingError, UnknownPluginError
-from zkr.retrieval._bounds import budget_paused
+from zkr.retrieval._bounds import budget_paused, within_budget
 from zkr.store.schema import has_table
 from zkr.store.validation import is_blank
 
@@ -228,7 +228,8 @@ def _lane_and_vector(
     cache: bool,
 ) -> tuple[DenseLane, Any]:
     """The scope's lane and the query's vector: everything a scan needs, read on *conn*'s thread."""
-    vector = query_vector(query, text)
+    # Embedding the query runs outside SQLite, where the budget's progress handler cannot stop it.
+    vector = within_budget(conn, lambda: query_vector(query, text))
     with budget_paused(conn):  # the lane's load is the store's cost, paid once (see there)
         lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
     return lane, vector

@@ -27,13 +27,17 @@ search small without changing what an ordinary query answers:
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from zkr.errors import LimitExceeded
+
+_T = TypeVar("_T")
 
 __all__ = [
     "MAX_PHRASE_TOKENS",
@@ -42,6 +46,7 @@ __all__ = [
     "phrase_tokens_at_least",
     "scope_has_live_source",
     "search_budget",
+    "within_budget",
 ]
 
 #: A longer phrase is never given to FTS5 (see the module docstring).
@@ -130,11 +135,12 @@ def phrase_is_worth_running(
 class _Budget:
     """The running budget of one connection's search: its deadline, and whether it is paused."""
 
-    __slots__ = ("deadline", "paused")
+    __slots__ = ("deadline", "paused", "seconds")
 
-    def __init__(self, deadline: float) -> None:
+    def __init__(self, deadline: float, seconds: float = 0.0) -> None:
         self.deadline = deadline
         self.paused = False
+        self.seconds = seconds
 
 
 # The budget of each connection running a search (keyed by the connection object's id while the
@@ -152,7 +158,7 @@ def search_budget(conn: sqlite3.Connection, seconds: float | None) -> Iterator[N
     if seconds is None:
         yield
         return
-    budget = _Budget(time.monotonic() + seconds)
+    budget = _Budget(time.monotonic() + seconds, seconds)
     spent = False
 
     def check() -> int:
@@ -171,6 +177,30 @@ def search_budget(conn: sqlite3.Connection, seconds: float | None) -> Iterator[N
     finally:
         conn.set_progress_handler(None, 0)
         _RUNNING.pop(id(conn), None)
+
+
+def within_budget(conn: sqlite3.Connection, work: Callable[[], _T]) -> _T:
+    """*work*'s result, or :class:`LimitExceeded` once *conn*'s running search budget is spent.
+
+    For work outside SQLite, which the progress handler cannot interrupt: embedding the query with
+    an installed embedder (issue 26: an unbounded e5 query took 77 s inside a 5 s budget). The work
+    runs on a worker thread and is waited for only as long as the budget has left; work that runs
+    past it finishes on its own (embedders bound their inputs) and its result is dropped.
+    """
+    budget = _RUNNING.get(id(conn))
+    if budget is None or budget.paused:
+        return work()
+    left = budget.deadline - time.monotonic()
+    spent = LimitExceeded(f"search exceeded its time budget of {budget.seconds:g} seconds")
+    if left <= 0:
+        raise spent
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zkr-search-embed")
+    try:
+        return pool.submit(work).result(timeout=left)
+    except concurrent.futures.TimeoutError:
+        raise spent from None
+    finally:
+        pool.shutdown(wait=False)
 
 
 @contextlib.contextmanager
