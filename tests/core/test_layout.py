@@ -23,6 +23,7 @@ TOP_LEVEL = {
     "models.py",
     "operations.py",
     "py.typed",
+    "settings.py",
     "testing.py",
     "tools.py",
     "version.py",
@@ -145,6 +146,7 @@ ERRORS = {
     "NotFound",
     "RequestParseError",
     "SchemaVersionError",
+    "SettingError",
     "UnknownPluginError",
     "ZkrError",
 }

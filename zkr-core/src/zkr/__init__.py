@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         NotFound,
         RequestParseError,
         SchemaVersionError,
+        SettingError,
         UnknownPluginError,
         ZkrError,
     )
@@ -196,6 +197,7 @@ __all__ = [
     "SchemaVersionError",
     "ScopedRequest",
     "SearchRequest",
+    "SettingError",
     "SourceBody",
     "SourceKind",
     "SourceRecord",
