@@ -42,6 +42,8 @@ _CALL_FIELDS = ("tenant_id", "person_id", "tool", "args")
 _READ_WINDOW_ERROR = "from and lines must be positive integers"
 _MAX_RESULTS = 100
 _DEFAULT_RESULTS = 10
+
+
 @cache
 def tool_definitions() -> dict[str, dict[str, Any]]:
     """``plugin/tools.json``: tool name -> ``{label, description, parameters, operation?}``."""
