@@ -51,9 +51,7 @@ def test_rebuild_vectors_are_searchable(mem: Any, hash_embedder: Any) -> None:
     ]
     # ... the default (recall) gives one entry per memory.
     pack = mem.search("qqqq notebook drawer", model="hash", version="1")
-    assert [(i.memory.kind.value, i.memory.id) for i in pack.items] == [
-        ("source", note.source_id)
-    ]
+    assert [(i.memory.kind.value, i.memory.id) for i in pack.items] == [("source", note.source_id)]
 
 
 def test_rebuild_is_resumable_with_max_items(mem: Any, hash_embedder: Any) -> None:
