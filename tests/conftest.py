@@ -19,7 +19,7 @@ import pytest
 
 from zkr.db import MemoryDb
 
-__all__ = ["missing_shared", "remember_payload", "shared_dir"]
+__all__ = ["CONTRACT_RANKING", "missing_shared", "remember_payload", "shared_dir"]
 
 
 def shared_dir() -> Path:
@@ -40,6 +40,18 @@ def missing_shared(what: str) -> NoReturn:
 
 
 pytest_plugins = ["zkr.testing"]
+
+#: ``pytestmark = CONTRACT_RANKING`` in a module whose tests check zkr 0.2.3's exact answers.
+CONTRACT_RANKING = pytest.mark.usefixtures("contract_ranking")
+
+
+@pytest.fixture
+def contract_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches that name no ranking rank as zkr 0.2.3 did (``ZKR_RANKING=contract``), in this
+    process and in every process it starts: for the tests that check the contract's exact answers
+    (the reference fixtures, the contract's retrieval rules). Everything else gets zkr's default,
+    recall."""
+    monkeypatch.setenv("ZKR_RANKING", "contract")
 
 
 @pytest.fixture

@@ -92,6 +92,14 @@ def cli_env(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture
+def contract_ranking(monkeypatch: pytest.MonkeyPatch, cli_env: dict[str, str]) -> None:
+    """The root conftest's ``contract_ranking`` for the CLI's commands too: ``ZKR_RANKING=contract``
+    in this process, in ``cli_env`` (which the subprocesses get) and for ``zkr_inprocess``."""
+    monkeypatch.setenv("ZKR_RANKING", "contract")
+    cli_env["ZKR_RANKING"] = "contract"
+
+
+@pytest.fixture
 def run(cli_env: dict[str, str]) -> Callable[..., Outcome]:
     """``run(*argv, stdin=..., env=...)``: the real command in a subprocess (an ``env`` value of
     ``None`` removes that variable)."""
@@ -127,13 +135,18 @@ def zkr(run: Callable[..., Outcome], db_path: Path) -> Callable[..., Outcome]:
 
 
 @pytest.fixture
-def zkr_inprocess(monkeypatch: pytest.MonkeyPatch, home: Path) -> Iterator[Callable[..., Outcome]]:
-    """``zkr_inprocess(*argv, stdin=...)``: ``zkr_cli.__main__.main`` with captured streams."""
+def zkr_inprocess(
+    monkeypatch: pytest.MonkeyPatch, home: Path, cli_env: dict[str, str]
+) -> Iterator[Callable[..., Outcome]]:
+    """``zkr_inprocess(*argv, stdin=...)``: ``zkr_cli.__main__.main`` with captured streams, in
+    the environment the subprocesses get (``cli_env``'s ``ZKR_*`` and ``HOME``)."""
     from zkr_cli.__main__ import main
 
     for name in [name for name in os.environ if name.startswith("ZKR_")]:
         monkeypatch.delenv(name)
-    monkeypatch.setenv("ZKR_LOAD_PLUGINS", "")  # no installed entry points, only test plugins
+    for name, value in cli_env.items():
+        if name.startswith("ZKR_"):
+            monkeypatch.setenv(name, value)  # no installed entry points (ZKR_LOAD_PLUGINS="")
     monkeypatch.setenv("HOME", str(home))
 
     def _run(*argv: str, stdin: Any = None) -> Outcome:

@@ -54,6 +54,12 @@ def test_fast_and_normal_paths_answer_byte_for_byte_alike(
     name = data.draw(st.sampled_from(FAST))
     text = encode(data.draw(requests_for(name, {"ids": ids, "pages": []})))
     output_format = data.draw(st.sampled_from([(), ("--format", "text")]))
+    # The fast path reads the ranking setting as pydantic's default does: both ways of it.
+    ranking = data.draw(st.sampled_from([None, "contract", "recall", "bogus"]))
+    if ranking is None:
+        monkeypatch.delenv("ZKR_RANKING", raising=False)
+    else:
+        monkeypatch.setenv("ZKR_RANKING", ranking)
     argv = ("--db", str(path), name, *output_format)
     fast = zkr_inprocess(*argv, stdin=text.encode("utf-8", "surrogatepass"))
     with monkeypatch.context() as patch:
@@ -70,12 +76,14 @@ print(json.dumps({"code": code, "pydantic": "pydantic" in sys.modules}), file=sy
 """
 
 
-def _probe(cli_env: dict[str, str], db: Path, body: bytes) -> tuple[dict[str, Any], bytes]:
+def _probe(
+    cli_env: dict[str, str], db: Path, body: bytes, **env: str
+) -> tuple[dict[str, Any], bytes]:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, "--db", str(db), "search"],
         input=body,
         capture_output=True,
-        env=cli_env,
+        env={**cli_env, **env},
         check=False,
         timeout=60,
     )
@@ -83,16 +91,26 @@ def _probe(cli_env: dict[str, str], db: Path, body: bytes) -> tuple[dict[str, An
     return json.loads(probe), "\n".join(error).encode()
 
 
-def test_a_valid_search_never_imports_pydantic(
+def test_a_valid_contract_search_never_imports_pydantic(
     tmp_path: Path, cli_env: dict[str, str], seeded: tuple[Path, dict[str, Any]]
 ) -> None:
+    # The contract ranking answers JSON without pydantic; the recall ranking (the default) builds
+    # its pack with the models, so the fast path saves it only the request's validation.
     db = tmp_path / "m.db"
     db.write_bytes(seeded[0].read_bytes())
-    body = json.dumps({"tenant_id": "t", "person_id": "p", "query": "Acme", "limit": 3})
+    request = {"tenant_id": "t", "person_id": "p", "query": "Acme", "limit": 3}
+    body = json.dumps({**request, "ranking": "contract"})
     probe, _ = _probe(cli_env, db, body.encode())
     assert probe == {"code": 0, "pydantic": False}
+    # ZKR_RANKING=contract: a request that names no ranking takes the same fast path.
+    probe, _ = _probe(cli_env, db, json.dumps(request).encode(), ZKR_RANKING="contract")
+    assert probe == {"code": 0, "pydantic": False}
     # Declined by the fast path: pydantic words the contract's error.
-    bad = json.dumps({"tenant_id": "t", "person_id": "p", "query": "Acme", "limit": -1})
+    bad = json.dumps({**request, "limit": -1, "ranking": "contract"})
     probe, error = _probe(cli_env, db, bad.encode())
     assert probe == {"code": 1, "pydantic": True}
     assert json.loads(error)["error"].startswith("invalid value for `limit`")
+    # An invalid ZKR_RANKING is declined too; zkr says what is wrong on one line.
+    probe, error = _probe(cli_env, db, json.dumps(request).encode(), ZKR_RANKING="best")
+    assert probe["code"] == 1
+    assert json.loads(error) == {"error": 'ZKR_RANKING must be "contract" or "recall", not "best"'}

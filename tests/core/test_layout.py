@@ -28,6 +28,7 @@ TOP_LEVEL = {
     "operations.py",
     "py.typed",
     "relevance.py",
+    "settings.py",
     "testing.py",
     "tools.py",
     "version.py",
@@ -159,6 +160,7 @@ ERRORS = {
     "NotFound",
     "RequestParseError",
     "SchemaVersionError",
+    "SettingError",
     "UnknownPluginError",
     "ZkrError",
 }

@@ -18,9 +18,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import missing_shared, shared_dir
+from tests.conftest import CONTRACT_RANKING, missing_shared, shared_dir
 from zkr import models as m
 from zkr.db import MemoryDb
+
+# zkr 0.2.3's answers: searches that name no ranking use the contract's.
+pytestmark = CONTRACT_RANKING
 
 # The modules, not zkr.writes' handler functions of the same name (``zkr.writes.profiles``).
 capture = importlib.import_module("zkr.writes.capture")

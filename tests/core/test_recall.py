@@ -60,9 +60,10 @@ def recall_rows(db: MemoryDb) -> list[tuple[Any, ...]]:
     ).fetchall()
 
 
-def test_default_ranking_is_the_contract() -> None:
+def test_default_ranking_is_recall(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ZKR_RANKING", raising=False)
     request = m.SearchRequest.model_validate({**SCOPE, "query": "x"})
-    assert request.ranking == m.Ranking.contract
+    assert request.ranking == m.Ranking.recall  # more in tests/core/test_ranking_default.py
 
 
 def test_unknown_ranking_is_refused(db: MemoryDb) -> None:

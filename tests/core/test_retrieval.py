@@ -9,12 +9,16 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import InvalidRequest, NotFound
 from zkr.retrieval._fusion import fuse, rank_contribution
 from zkr.retrieval._lexical import lexical_ranking
 from zkr.retrieval._materialize import MAX_EXCERPT_BYTES, cap_excerpt
+
+# zkr 0.2.3's answers: searches that name no ranking use the contract's.
+pytestmark = CONTRACT_RANKING
 
 # ----------------------------------------------------------------------------- helpers
 

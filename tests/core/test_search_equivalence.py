@@ -24,10 +24,14 @@ from typing import Any
 import pytest
 
 import zkr.retrieval._lexical
+from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._lexical import lexical_ranking
+
+# zkr 0.2.3's answers: searches that name no ranking use the contract's.
+pytestmark = CONTRACT_RANKING
 
 # (tenant, person, sources, vocabulary size): the "dup" scope has few distinct words and most of
 # its raw captures support one of two claims, so duplicate rows fill the row LIMIT before de-dup.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,9 @@ from zkr_postgres.schema import lane_table
 SCOPE = {"tenant_id": "acme", "person_id": "sam"}
 
 
-def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "zkr_postgres", *args],
         input=stdin,
@@ -29,6 +32,7 @@ def _cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
         timeout=120,
+        env=env,
     )
 
 
@@ -211,3 +215,35 @@ def test_serve_answers_hostile_lines_with_one_json_line_each(pg: str) -> None:
     assert answers[6]["code"] == "parse_error"
     assert answers[7] == {"error": "request exceeds 1048576 bytes", "code": "limit_exceeded"}
     assert answers[8]["result"]["gaps"] == ["no cited memory matched"]
+
+
+def test_serve_ranks_for_recall_by_default(tmp_path: Path, pg: str) -> None:
+    # Issue 24's reproduction 1 on the replica: the claim is found by a word of its value only.
+    path = tmp_path / "berlin.db"
+    with MemoryDb(path) as db:
+        made = db.remember(
+            m.RememberRequest(
+                **SCOPE,
+                kind="conversation",
+                text="Note for later.",
+                captured_at=10,
+                recorded_at=10,
+                claim=m.ClaimInput(
+                    subject="me", predicate="plans", value="fly to Berlin", kind="task",
+                    valid_from=10,
+                ),
+            )
+        )  # fmt: skip
+    assert _cli("sync", "--dsn", pg, "--db", f"laptop={path}").returncode == 0
+    env = {k: v for k, v in os.environ.items() if k != "ZKR_RANKING"}
+    line = json.dumps({"command": "search", "request": {**SCOPE, "query": "Berlin"}}) + "\n"
+    served = _cli("serve", "--dsn", pg, stdin=line, env=env)
+    assert served.returncode == 0, served.stderr
+    pack = m.RetrievalPack.model_validate_json(served.stdout)
+    assert [(i.memory.kind.value, i.memory.id) for i in pack.items] == [("claim", made.claim_id)]
+    # zkr's setting is read (and checked) by the replica's request model too.
+    served = _cli("serve", "--dsn", pg, stdin=line, env={**env, "ZKR_RANKING": "best"})
+    assert json.loads(served.stdout) == {
+        "error": 'ZKR_RANKING must be "contract" or "recall", not "best"',
+        "code": "invalid_setting",
+    }

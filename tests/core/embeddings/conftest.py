@@ -152,8 +152,11 @@ class Memory:
         version: str = "v",
         limit: int = 10,
         embedding: bool = True,
+        ranking: str | None = None,
     ) -> m.RetrievalPack:
         payload = self.scope(query=query, limit=limit)
+        if ranking is not None:
+            payload["ranking"] = ranking
         if embedding:
             query_embedding: dict[str, Any] = {"model": model, "version": version}
             if vector is not None:

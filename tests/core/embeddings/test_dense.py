@@ -8,10 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.embeddings.dense import cached_lanes, dense_ranking
 from zkr.errors import EmbeddingError, UnknownPluginError
+
+# zkr 0.2.3's answers: searches that name no ranking use the contract's.
+pytestmark = CONTRACT_RANKING
 
 NO_LEXICAL = "qqqq"  # matches no stored word: a dense-only search
 

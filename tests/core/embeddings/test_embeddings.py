@@ -8,12 +8,16 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.embeddings.projections import MAX_PROJECTION_PAGE_BYTES, input_hash
 from zkr.embeddings.vectors import encode, to_float32
 from zkr.errors import EmbeddingError, InvalidRequest, LimitExceeded, NotFound
 from zkr.jsonio import canonical_dumps
+
+# zkr 0.2.3's answers: searches that name no ranking use the contract's.
+pytestmark = CONTRACT_RANKING
 
 UNIT = [0.6, 0.8]
 

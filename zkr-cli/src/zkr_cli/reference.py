@@ -120,6 +120,13 @@ class FieldRow:
 def _default_text(info: FieldInfo) -> str | None:
     if info.is_required():
         return None
+    from zkr.settings import setting_for_factory
+
+    setting = setting_for_factory(info.default_factory)
+    if setting is not None:
+        # The built-in default, not this process's $ZKR_...: the reference reads the same
+        # wherever it is generated (the description names the variable).
+        return json.dumps(setting.default)
     default = info.get_default(call_default_factory=True)
     if isinstance(default, enum.Enum):
         default = default.value

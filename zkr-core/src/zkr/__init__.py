@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         NotFound,
         RequestParseError,
         SchemaVersionError,
+        SettingError,
         UnknownPluginError,
         ZkrError,
     )
@@ -205,6 +206,7 @@ __all__ = [
     "SearchRequest",
     "SequenceRequest",
     "SequenceResult",
+    "SettingError",
     "SourceBody",
     "SourceKind",
     "SourceRecord",

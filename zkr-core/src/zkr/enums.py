@@ -129,9 +129,10 @@ class ProjectionState(StrEnum):
 class Ranking(StrEnum):
     """How a search orders what it finds."""
 
-    #: zkr 0.2.3's ranking, byte for byte (the default).
+    #: zkr 0.2.3's ranking, byte for byte (``"ranking": "contract"`` or ``ZKR_RANKING=contract``).
     contract = "contract"
-    #: Built for recall: stemmed words, claim statements, neighbouring captures, weighted fusion.
+    #: Built for recall: stemmed words, claim statements, neighbouring captures, weighted fusion
+    #: (the default: :data:`zkr.settings.RANKING`).
     recall = "recall"
 
 

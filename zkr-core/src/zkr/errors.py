@@ -19,6 +19,7 @@ __all__ = [
     "NotFound",
     "RequestParseError",
     "SchemaVersionError",
+    "SettingError",
     "UnknownPluginError",
     "ZkrError",
 ]
@@ -104,6 +105,13 @@ class MigrationError(ZkrError):
     """A legacy database cannot be migrated without breaking an invariant; nothing was changed."""
 
     code = "migration_error"
+
+
+class SettingError(ZkrError):
+    """An environment variable of zkr's settings (``ZKR_RANKING``, ...) holds a value it does not
+    accept; the message names the variable and the values it takes."""
+
+    code = "invalid_setting"
 
 
 class UnknownPluginError(ZkrError, LookupError):

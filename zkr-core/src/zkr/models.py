@@ -33,6 +33,7 @@ from zkr.enums import (
     VectorNormalization,
     bounded_limit,
 )
+from zkr.settings import RANKING, default_ranking
 
 __all__ = [
     "I64_MAX",
@@ -293,9 +294,12 @@ class SearchRequest(ScopedRequest):
         default=None, description="Search history as it was at a past time (omit: the present)."
     )
     ranking: Ranking = Field(
-        Ranking.contract,
-        description="How to rank: 'contract' (zkr 0.2.3's order, the default) or 'recall' "
-        "(stemmed words, claim statements, neighbouring captures, weighted fusion: finds more).",
+        # Left out: the process's setting ($ZKR_RANKING, else recall), read when validated.
+        default_factory=default_ranking,
+        json_schema_extra={"default": RANKING.default},
+        description="How to rank: 'recall' (stemmed words, claim statements, neighbouring "
+        "captures, weighted fusion: finds more) or 'contract' (zkr 0.2.3's order, byte for "
+        "byte). Left out: $ZKR_RANKING, else 'recall'.",
     )
 
 

@@ -150,7 +150,7 @@ _TABLE = (
         "person; as_of asks what was believed at a past valid time and recorded time.",
         "read",
         idempotent=True,
-        tool=ToolProjection("zkr_search", defaults={"ranking": "recall"}, limits={"limit": 50}),
+        tool=ToolProjection("zkr_search", limits={"limit": 50}),
         json_handler="zkr.retrieval._search:search_json",
     ),
     Operation(

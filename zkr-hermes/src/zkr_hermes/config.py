@@ -1,9 +1,10 @@
 """Where the provider keeps its memory and whose memory it is.
 
 Settings come, strongest first, from the environment (``ZKR_DB``, ``ZKR_TENANT_ID``,
-``ZKR_PERSON_ID``), then ``$HERMES_HOME/zkr.json`` (written by ``hermes memory setup zkr`` through
-``save_config``), then what Hermes passes to ``initialize``. Everything here is cheap and offline:
-``backup_paths`` and the setup wizard call it on a provider that was never initialized.
+``ZKR_PERSON_ID``, ``ZKR_RANKING``), then ``$HERMES_HOME/zkr.json`` (written by ``hermes memory
+setup zkr`` through ``save_config``), then what Hermes passes to ``initialize``. Everything here
+is cheap and offline: ``backup_paths`` and the setup wizard call it on a provider that was never
+initialized.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from zkr.settings import RANKING
 
 __all__ = [
     "CONFIG_FILE",
@@ -49,11 +52,6 @@ DEFAULT_DB_NAME = "zkr.db"
 DEFAULT_TENANT = "hermes"
 DEFAULT_PERSON = "default"
 DEFAULT_PREFETCH_LIMIT = 5
-#: How the provider's searches rank (recall and the zkr_search tool): zkr's ``ranking``.
-#: ``recall`` finds more (stemmed words, claim statements, neighbouring turns); ``contract`` is
-#: zkr 0.2.3's order. ``ZKR_RANKING`` or ``"ranking"`` in zkr.json choose.
-DEFAULT_RANKING = "recall"
-RANKINGS = ("recall", "contract")
 #: Seconds a prefetch may spend searching; Hermes itself gives up after 8 s.
 DEFAULT_PREFETCH_TIMEOUT = 2.0
 MAX_PREFETCH_TIMEOUT = 5.0
@@ -103,7 +101,9 @@ class ProviderConfig:
     person_id: str  # "" = not pinned: default from Hermes
     prefetch_limit: int
     prefetch_timeout: float
-    ranking: str = DEFAULT_RANKING
+    #: The person's choice of search ranking (``"ranking"`` in zkr.json), or ``None``: zkr's
+    #: own setting (``$ZKR_RANKING``, else recall; :data:`zkr.settings.RANKING`) decides.
+    ranking: str | None = None
 
     @property
     def queue_path(self) -> Path:
@@ -135,9 +135,11 @@ def load_config(hermes_home: str | os.PathLike[str] | None = None) -> ProviderCo
         timeout = DEFAULT_PREFETCH_TIMEOUT
     if not timeout > 0:  # also catches NaN
         timeout = DEFAULT_PREFETCH_TIMEOUT
-    ranking = _text(os.environ.get("ZKR_RANKING")) or _text(data.get("ranking"))
-    if ranking not in RANKINGS:
-        ranking = DEFAULT_RANKING
+    ranking: str | None = _text(data.get("ranking"))
+    if ranking not in RANKING.choices or os.environ.get(RANKING.env):
+        # The environment outranks zkr.json here as for every setting; zkr reads $ZKR_RANKING
+        # itself (and says so clearly when it is not a ranking).
+        ranking = None
     return ProviderConfig(
         hermes_home=home,
         db_path=_expand(db_raw, home),

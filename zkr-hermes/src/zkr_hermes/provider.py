@@ -24,12 +24,12 @@ from zkr import operations
 from zkr.db import MemoryDb, open_db
 from zkr.errors import RequestParseError, ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
+from zkr.settings import RANKING
 from zkr_hermes import recall, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
     DEFAULT_PREFETCH_LIMIT,
     DEFAULT_PREFETCH_TIMEOUT,
-    DEFAULT_RANKING,
     ProviderConfig,
     Scope,
     ScopePolicy,
@@ -123,7 +123,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             {
                 "key": "ranking",
                 "description": "Search ranking: recall (finds more) or contract (zkr 0.2.3's)",
-                "default": DEFAULT_RANKING,
+                "default": RANKING.default,
             },
         ]
 
@@ -268,7 +268,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             return
         try:
             search.publish_sequence(db.run("sequence", _scoped(scope)).sequence)
-            request = {"query": query, "limit": config.prefetch_limit, "ranking": config.ranking}
+            request = {"query": query, "limit": config.prefetch_limit, **_ranking(config)}
             pack = operations.run(db, "search", {**_scoped(scope), **request})
         except Exception as exc:  # recall is best effort: a turn never fails for it
             log.debug("zkr: prefetch failed: %s", type(exc).__name__)
@@ -387,8 +387,8 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
 
         operation = operation_for_tool(name)
         if operation.name == "search" and isinstance(args, dict) and self._config is not None:
-            # The configured ranking (zkr.json "ranking" / ZKR_RANKING) unless the model chose.
-            args = {"ranking": self._config.ranking, **args}
+            # The person's ranking (zkr.json "ranking") unless the model chose; else zkr's.
+            args = {**_ranking(self._config), **args}
         request = tool_request(
             operation,
             args,
@@ -460,6 +460,11 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     message = str(exc).lower()
     return "locked" in message or "busy" in message
+
+
+def _ranking(config: ProviderConfig) -> dict[str, str]:
+    """The person's ranking as request fields, or none: zkr's own default applies."""
+    return {} if config.ranking is None else {"ranking": config.ranking}
 
 
 def _scoped(scope: Scope) -> dict[str, str]:

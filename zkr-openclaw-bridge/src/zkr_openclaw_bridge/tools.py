@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from functools import cache
@@ -43,15 +42,6 @@ _CALL_FIELDS = ("tenant_id", "person_id", "tool", "args")
 _READ_WINDOW_ERROR = "from and lines must be positive integers"
 _MAX_RESULTS = 100
 _DEFAULT_RESULTS = 10
-#: Searches rank for recall (stemmed words, claim statements, neighbouring turns) unless
-#: ``ZKR_RANKING=contract`` asks for zkr 0.2.3's order.
-_RANKINGS = ("recall", "contract")
-
-
-def search_ranking() -> str:
-    """The ranking the bridge's searches use: ``$ZKR_RANKING`` when valid, else ``recall``."""
-    chosen = os.environ.get("ZKR_RANKING", "").strip()
-    return chosen if chosen in _RANKINGS else "recall"
 
 
 @cache
@@ -102,7 +92,8 @@ def _memory_search(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) ->
     ):
         raise RequestParseError("minScore must be a number in 0..1")
     limit = _DEFAULT_RESULTS if max_results is None else max_results
-    request = {**scope, "query": query, "limit": limit, "ranking": search_ranking()}
+    # No ranking: zkr's own default ($ZKR_RANKING, else recall; zkr.settings) decides.
+    request = {**scope, "query": query, "limit": limit}
     pack = run(db, "search", request)
     return {"results": mapping.search_results(pack, min_score), "provider": "zkr"}
 
@@ -135,8 +126,6 @@ def _operation_tool(tool: str, operation: str) -> Callable[[MemoryDb, dict[str, 
         from zkr.tools import tool_request
 
         op = OPERATIONS[operation]
-        if operation == "search" and isinstance(args, dict):
-            args = {"ranking": search_ranking(), **args}  # ZKR_RANKING unless the model chose
         request = tool_request(op, args, **scope, now=int(time.time()), db=db)
         return to_json(db.run(op, request))
 

@@ -50,9 +50,6 @@ class ScopedMemory:
 
     def search(self, query: str, limit: int, as_of: int | None) -> m.RetrievalPack:
         fields: dict[str, Any] = {"query": query, "limit": limit}
-        if "ranking" in OPERATIONS["search"].request.model_fields:
-            # A person looks for a memory: the ranking built for recall, when zkr-core has it.
-            fields["ranking"] = "recall"
         if as_of is not None:
             fields["as_of"] = {"valid_at": as_of, "recorded_at": as_of}
         if self.embedder is not None:

@@ -6,8 +6,9 @@ with pydantic, which accepts or gives the contract's error. So every rule here o
 what pydantic accepts: a strict string (no lone surrogate: the contract refuses those in known
 fields), a strict integer in range (not a bool, not ``-0``, which the lenient parser reads as a
 float), an enumeration's exact spelling, null where the model allows it, a nested object, a
-default for what is left out. Duplicate known keys, unknown keys in a model that forbids them, a
-missing required field, and anything the description marks opaque are declined.
+default for what is left out (a constant, or a setting of :mod:`zkr.settings` such as
+``$ZKR_RANKING``, read each time). Duplicate known keys, unknown keys in a model that forbids
+them, a missing required field, and anything the description marks opaque are declined.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import os
 from types import SimpleNamespace
 from typing import Any
 
-from zkr import enums
+from zkr import enums, settings
+from zkr.errors import ZkrError
 from zkr.jsonio import has_lone_surrogate
 
 __all__ = ["accept", "fast_operation", "load_shapes"]
@@ -74,9 +76,19 @@ def _model(models: dict[str, Any], name: str, value: Any) -> SimpleNamespace:
             values[key] = _value(models, field["type"], value[key])
         elif "default" in field:
             values[key] = _value(models, field["type"], field["default"])
+        elif "default_setting" in field:
+            values[key] = _value(models, field["type"], _setting(field["default_setting"]))
         else:
             raise _Decline  # missing: pydantic words the error
     return SimpleNamespace(**values)
+
+
+def _setting(name: str) -> str:
+    """The setting's value in force; an invalid one is pydantic's path to report (decline)."""
+    try:
+        return settings.SETTINGS[name].value()
+    except ZkrError:
+        raise _Decline from None
 
 
 def _value(models: dict[str, Any], spec: list[Any], value: Any) -> Any:

@@ -2,9 +2,10 @@
 
 Only what the fast checker (:mod:`zkr.fastpath.check`) can decide exactly is described: strict
 strings and integers (with their bounds), string enumerations of :mod:`zkr.enums`, null, and
-nested models without aliases or validators. Every other field becomes ``["opaque"]``: a request
-that gives it is declined (pydantic decides). Usage: ``python -m zkr.fastpath.generate --write``
-(or ``--check``: exit 1 when the committed file differs).
+nested models without aliases or validators; a default is a constant or a setting of
+:mod:`zkr.settings` (read by the checker when the request runs). Every other field becomes
+``["opaque"]``: a request that gives it is declined (pydantic decides). Usage: ``python -m
+zkr.fastpath.generate --write`` (or ``--check``: exit 1 when the committed file differs).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from zkr import enums
+from zkr.settings import setting_for_factory
 
 __all__ = ["SHAPES_PATH", "render", "shapes"]
 
@@ -68,6 +70,18 @@ def _field(name: str, field: dict[str, Any], models: dict[str, Any]) -> dict[str
     schema = field["schema"]
     described: dict[str, Any] = {"key": name}
     if schema.get("type") == "default":
+        setting = setting_for_factory(schema.get("default_factory"))
+        if setting is not None and set(schema) - _NEUTRAL == {
+            "schema",
+            "default_factory",
+            "default_factory_takes_data",
+        }:
+            # A default read from a setting ($ZKR_RANKING): the checker reads the same setting.
+            spec = _spec(schema["schema"], models)
+            described["type"] = spec
+            if spec != _OPAQUE and not schema["default_factory_takes_data"]:
+                described["default_setting"] = setting.name
+            return described
         if set(schema) - _NEUTRAL != {"schema", "default"}:
             described["type"] = _OPAQUE  # a default factory or validate_default: give up
             return described
