@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import nox
@@ -20,6 +21,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
     "lint",
+    "generate",
     "typecheck",
     "tests",
     "isolated",
@@ -28,6 +30,8 @@ nox.options.sessions = [
     "web",
     "mcp",
     "postgres",
+    "agent_hooks",
+    "wheels",
 ]
 
 ROOT = Path(__file__).parent
@@ -38,6 +42,7 @@ REAL_HOST_TESTS = (
     "tests/web",
     "tests/mcp",
     "tests/postgres",
+    "tests/agent_hooks",
 )
 
 
@@ -85,6 +90,26 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
+# Every generated artefact, with the command that writes it and the flag that only checks it.
+GENERATORS = (
+    ("zkr_cli.docs", ("docs/cli.md",), ("--check", "docs/cli.md")),
+    ("zkr.fastpath.generate", ("--write",), ("--check",)),
+    ("zkr._generate_methods", ("--write",), ("--check",)),
+    ("zkr_openclaw_bridge.tool_list", (), ("--check",)),
+    ("zkr_mcp.docs", ("--write", "docs/zkr-mcp.md"), ("--check", "docs/zkr-mcp.md")),
+)
+
+
+@nox.session
+def generate(session: nox.Session) -> None:
+    """Rewrite every generated artefact (CLI reference, fast-path shapes, tool lists, MCP page);
+    ``nox -s generate -- --check`` (and CI) changes nothing and fails when one is stale."""
+    _sync(session, "--all-packages")
+    check = "--check" in session.posargs or bool(os.environ.get("CI"))
+    for module, write_args, check_args in GENERATORS:
+        session.run("python", "-m", module, *(check_args if check else write_args))
+
+
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on every distribution."""
@@ -98,6 +123,14 @@ def tests(session: nox.Session) -> None:
     _sync(session, "--all-packages", "--group", "test")
     ignores = [f"--ignore={path}" for path in REAL_HOST_TESTS]
     session.run("pytest", "-q", *ignores, *session.posargs)
+
+
+@nox.session
+def quick(session: nox.Session) -> None:
+    """The inner loop: zkr-core's and zkr-cli's tests without the ``slow`` ones, stopping at the
+    first failure (a few minutes). ``nox -s tests`` is the whole suite."""
+    _sync(session, "--all-packages", "--group", "test")
+    session.run("pytest", "-q", "-x", "-m", "not slow", "tests/core", "tests/cli", *session.posargs)
 
 
 @nox.session
@@ -193,6 +226,87 @@ def mcp(session: nox.Session) -> None:
     """zkr-mcp driven by the MCP SDK's real client: subprocesses over stdio and streamable HTTP."""
     _sync(session, "--all-packages", "--group", "test")
     session.run("pytest", "-q", "tests/mcp", *session.posargs)
+
+
+def _distributions() -> list[Path]:
+    """Every published distribution: the workspace members (the root is never published)."""
+    import tomllib
+
+    workspace = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return [ROOT / name for name in workspace["tool"]["uv"]["workspace"]["members"]]
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Release rehearsal: every distribution's sdist and wheel (``uv build``), ``twine check
+    --strict``, then all of them installed together in a fresh virtualenv from a wheelhouse alone
+    (``--no-index``; their dependencies are downloaded into it first, as the locked versions), and
+    ``zkr``, ``zkr mcp``, ``zkr web`` and every console script answer there. What a release would
+    publish works before any name is on the package index."""
+    session.install("twine>=6", "pip")
+    tmp = Path(session.create_tmp())
+    dist = tmp / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for distribution in _distributions():
+        session.run("uv", "build", "-q", "--out-dir", str(dist), str(distribution), external=True)
+    wheels_built, sdists = sorted(dist.glob("*.whl")), sorted(dist.glob("*.tar.gz"))
+    built = [*wheels_built, *sdists]
+    if len(wheels_built) != len(_distributions()) or len(sdists) != len(_distributions()):
+        session.error(
+            f"expected a wheel and an sdist per distribution, got {[p.name for p in built]}"
+        )
+    session.run("twine", "check", "--strict", *map(str, built))
+    # The locked third-party versions, as wheels, into a cache outside the repository.
+    house = Path(os.environ.get("ZKR_WHEELHOUSE", Path.home() / ".cache" / "zkr-wheelhouse"))
+    requirements = tmp / "requirements.txt"
+    exported = session.run(
+        "uv", "export", "--frozen", "--all-packages", "--no-dev", "--no-emit-workspace",
+        "--no-hashes", "--no-header", "-q", silent=True, external=True,
+    )  # fmt: skip
+    requirements.write_text(str(exported), encoding="utf-8")
+    session.run(
+        "python", "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(house),
+        "-r", str(requirements),
+    )  # fmt: skip
+    venv = tmp / "fresh"
+    shutil.rmtree(venv, ignore_errors=True)
+    session.run("uv", "venv", "-q", "--python", sys.executable, str(venv), external=True)
+    python = venv / "bin" / "python"
+    names = [distribution.name for distribution in _distributions()]
+    session.run(
+        "uv", "pip", "install", "-q", "--python", str(python), "--no-index",
+        "--find-links", str(dist), "--find-links", str(house), *names,
+        external=True,
+    )  # fmt: skip
+    session.run(str(python), "scripts/smoke_wheels.py", external=True)
+
+
+#: The Claude Code whose plugin validator checks zkr-agent-hooks' plugin (npm; no account needed).
+CLAUDE_CODE_VERSION = "2.1.332"
+
+
+@nox.session
+def agent_hooks(session: nox.Session) -> None:
+    """zkr-agent-hooks: the hosts' documented hook inputs, and the bundled plugin checked by the
+    real Claude Code's ``claude plugin validate --strict`` (installed from npm into a cache outside
+    the repository; no install script runs: the native binary is the one npm put in the platform
+    package, ``@anthropic-ai/claude-code-<os>-<arch>/claude``)."""
+    _sync(session, "--all-packages", "--group", "test")
+    cache = Path(os.environ.get("ZKR_NODE_CACHE", Path.home() / ".cache" / "zkr-claude-code"))
+    prefix = cache / f"claude-code-{CLAUDE_CODE_VERSION}"
+    scope = prefix / "node_modules" / "@anthropic-ai"
+    if not list(scope.glob("claude-code-*/claude")):
+        prefix.mkdir(parents=True, exist_ok=True)
+        (prefix / "package.json").write_text('{"private": true}', encoding="utf-8")
+        session.run(
+            "npm", "--prefix", str(prefix), "--cache", str(cache / "npm-cache"), "install",
+            "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+            f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+            external=True,
+        )  # fmt: skip
+    (claude,) = scope.glob("claude-code-*/claude")
+    env = {"ZKR_CLAUDE_BIN": str(claude), "ZKR_REQUIRE_CLAUDE": "1"}
+    session.run("pytest", "-q", "tests/agent_hooks", *session.posargs, env=env)
 
 
 @nox.session

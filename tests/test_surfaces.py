@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from tests.tool_drift import assert_offered_tools_match_table
 from zkr import MemoryDb
+from zkr import _generate_methods as methods
 from zkr.models import ScopedRequest
 from zkr.operations import OPERATIONS, Operation, ToolProjection
 from zkr.store.database import Database
@@ -190,7 +191,12 @@ def test_a_throwaway_operation_reaches_every_surface(
     with MemoryDb(db_path) as db:
         line = json.dumps({"command": "echo_note", "request": request}).encode()
         assert json.loads(handle_line(db, line) or b"") == {"echoed": "hi hi"}
-        assert db.echo_note(EchoRequest(**scope, note="x")) == EchoResult(echoed="x")
+        assert db.run("echo_note", EchoRequest(**scope, note="x")) == EchoResult(echoed="x")
+    # MemoryDb's typed method: generated, so the committed methods lack it until regenerated
+    assert "def echo_note(self, request: EchoRequest | Mapping[str, Any]) -> EchoResult:" in (
+        methods.render()
+    )
+    assert methods.main(["--check"]) == 1
     # the generated reference of docs/cli.md
     reference = docs.generated_reference()
     assert "### `echo_note`" in reference and "| `times` | integer | default 1 |" in reference

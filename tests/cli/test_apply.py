@@ -134,6 +134,7 @@ def _answers_of(run: Run, db: Path) -> list[Any]:
     )
 
 
+@pytest.mark.slow
 def test_exported_pages_applied_by_the_command_rebuild_the_scope(
     run: Run, source: Path, tmp_path: Path
 ) -> None:
@@ -170,6 +171,7 @@ def test_exported_pages_applied_by_the_command_rebuild_the_scope(
     assert db_snapshot(replica) == before
 
 
+@pytest.mark.slow
 def test_a_page_that_skips_events_is_refused_and_applies_nothing(
     run: Run, source: Path, tmp_path: Path
 ) -> None:
@@ -194,6 +196,7 @@ def test_a_page_that_skips_events_is_refused_and_applies_nothing(
     assert (resume["next_after_commit"], resume["next_after_event_index"]) == pages[1][0]
 
 
+@pytest.mark.slow
 def test_apply_round_trip_through_serve(run: Run, source: Path, tmp_path: Path) -> None:
     replica = tmp_path / "replica.db"
     pages = _pages(run, source, limit=3)

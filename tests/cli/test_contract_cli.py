@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.conftest import MAX_REQUEST_BYTES, Outcome, db_snapshot, remember_payload
 
 Zkr = Callable[..., Outcome]
@@ -151,6 +153,7 @@ def test_json_cli_rejects_invalid_export_cursors(zkr: Zkr) -> None:
     assert zkr("export", request).error == "after_commit must not be negative"
 
 
+@pytest.mark.slow
 def test_json_cli_split_correction_requires_a_complete_commit_before_cursor_advance(
     zkr: Zkr,
 ) -> None:

@@ -193,6 +193,7 @@ def test_every_good_line_is_stored_once_and_every_bad_line_reported(
     conn.close()
 
 
+@pytest.mark.slow
 def test_a_rerun_after_sigkill_equals_a_clean_run(
     big_input: tuple[Path, set[int]], clean_run: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:

@@ -153,4 +153,6 @@ def test_missing_fixtures_fail_in_ci_and_skip_elsewhere(monkeypatch: pytest.Monk
 
 def test_the_fixtures_are_found_relative_to_the_repository() -> None:
     # ../shared next to the checkout (or $ZKR_SHARED_DIR), never a machine-specific absolute path.
+    if not FIXTURES.is_dir():
+        missing_shared("the reference fixtures")
     assert _expected_files(), f"no fixtures under {FIXTURES}"

@@ -7,6 +7,7 @@ lazy import back into the facade is still a circle a reader has to untangle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import zkr
@@ -18,6 +19,8 @@ TOP_LEVEL = {
     "__init__.py",
     "db.py",
     "enums.py",
+    "_generate_methods.py",
+    "operation_methods.py",
     "errors.py",
     "jsonio.py",
     "models.py",
@@ -134,6 +137,15 @@ def test_the_public_api_is_pinned() -> None:
         assert getattr(zkr, name) is not None
 
 
+def test_every_operations_models_are_public() -> None:
+    from zkr.operations import OPERATIONS
+
+    for operation in OPERATIONS.values():
+        names = {operation.request.__name__}
+        names.update(re.findall(r"[A-Z]\w*", str(operation.response).replace("zkr.models.", "")))
+        assert names - {"None"} <= set(zkr.__all__), operation.name
+
+
 ERRORS = {
     "ConflictError",
     "DuplicatePluginIdError",
@@ -152,6 +164,13 @@ ERRORS = {
 }
 
 MODELS = {
+    "Capture",
+    "CapturesRequest",
+    "ClaimsRequest",
+    "LiveClaim",
+    "Ranking",
+    "SequenceRequest",
+    "SequenceResult",
     "ApplyRequest",
     "ApplyResult",
     "AsOf",

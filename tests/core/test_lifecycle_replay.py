@@ -31,7 +31,8 @@ EXPECTED = FIXTURES / "zkr-0.2.3-v8.expected.json"
 REFERENCE_DB = FIXTURES / "zkr-0.2.3-v8.db"
 
 
-@pytest.fixture(autouse=True)
+# Module scope, so that it runs (and skips) before the module-scoped fixtures that read the files.
+@pytest.fixture(scope="module", autouse=True)
 def _reference_fixture() -> None:
     if not (EXPECTED.exists() and REFERENCE_DB.exists()):
         missing_shared("the zkr 0.2.3 reference fixture")

@@ -27,3 +27,19 @@ def test_the_generated_table_lists_every_listed_tool() -> None:
 def test_the_root_readme_lists_zkr_mcp() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "| [`zkr-mcp`](zkr-mcp/README.md) |" in readme
+
+
+def test_check_mode_fails_on_a_stale_page_and_changes_nothing(tmp_path: Path) -> None:
+    from zkr_mcp.docs import main
+
+    page = tmp_path / "zkr-mcp.md"
+    current = (Path(__file__).resolve().parents[2] / "docs" / "zkr-mcp.md").read_text("utf-8")
+    page.write_text(current, encoding="utf-8")
+    assert main(["--check", str(page)]) == 0
+    stale = current.replace("| `zkr_search` |", "| `zkr_old_search` |")
+    assert stale != current
+    page.write_text(stale, encoding="utf-8")
+    assert main(["--check", str(page)]) == 1
+    assert page.read_text(encoding="utf-8") == stale
+    assert main(["--write", str(page)]) == 0
+    assert page.read_text(encoding="utf-8") == current

@@ -342,6 +342,7 @@ def backlog_invariant_holds(db: MemoryDb) -> bool:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(operations=st.lists(OPERATION, min_size=1, max_size=40))
 def test_backlog_walk_lists_exactly_what_the_full_scan_lists(
     tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[Any, ...]]
@@ -435,6 +436,7 @@ def test_reviving_a_source_by_raw_sql_brings_back_its_evidence(world: World) -> 
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(operations=st.lists(st.one_of(OPERATION, SEARCH, SEARCH), min_size=1, max_size=40))
 def test_the_refreshed_dense_lane_equals_a_fresh_build(
     tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[Any, ...]]

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
+from zkr.operation_methods import OperationMethods
 from zkr.operations import OPERATIONS, Operation, validate
 from zkr.store.database import BUSY_TIMEOUT_SECONDS, Database
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "MemoryDb", "open_db"]
 
 
-class MemoryDb(Database):
+class MemoryDb(OperationMethods, Database):
     """A zkr memory database.
 
     ``MemoryDb(path)`` opens (creating if needed) the SQLite file at *path* and migrates it to the
-    current schema. Every operation of :data:`zkr.operations.OPERATIONS` is a method —
-    ``db.search(request)``, ``db.remember(request)`` … — and runs in one transaction: either all
+    current schema. Every operation of :data:`zkr.operations.OPERATIONS` is a typed method —
+    ``db.search(request)``, ``db.remember(request)`` …, generated into
+    :class:`zkr.operation_methods.OperationMethods` — and runs in one transaction: either all
     of its rows (and its export-feed commit) are written, or none are. ``db.run(name, request)``
     does the same by name.
 
@@ -40,22 +42,6 @@ class MemoryDb(Database):
         op = OPERATIONS[operation] if isinstance(operation, str) else operation
         payload = dict(request) if isinstance(request, Mapping) else request
         return op.call(self, validate(op, payload))
-
-    def __getattr__(self, name: str) -> Callable[[BaseModel], Any]:
-        # Only reached when normal lookup fails: the table's operations are the remaining methods.
-        operation = OPERATIONS.get(name)
-        if operation is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-        def call(request: BaseModel) -> Any:
-            return self.run(operation, request)
-
-        call.__name__ = name
-        call.__doc__ = operation.description
-        return call
-
-    def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *OPERATIONS})
 
 
 def open_db(path: str | os.PathLike[str]) -> MemoryDb:
