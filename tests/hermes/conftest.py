@@ -56,7 +56,7 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "hermes_home"
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
-    for name in ("ZKR_DB", "ZKR_TENANT_ID", "ZKR_PERSON_ID"):
+    for name in ("ZKR_DB", "ZKR_TENANT", "ZKR_PERSON", "ZKR_TENANT_ID", "ZKR_PERSON_ID"):
         monkeypatch.delenv(name, raising=False)
     return home
 

@@ -75,7 +75,7 @@ def test_configured_scope_wins_and_environment_wins_over_file(
     provider = make_provider(user_id="12345")
     assert provider.scope is not None
     assert (provider.scope.tenant_id, provider.scope.person_id) == ("family", "ana")
-    monkeypatch.setenv("ZKR_PERSON_ID", "bob")
+    monkeypatch.setenv("ZKR_PERSON", "bob")
     other = make_provider(user_id="12345")
     assert other.scope is not None
     assert (other.scope.tenant_id, other.scope.person_id) == ("family", "bob")

@@ -142,7 +142,7 @@ def test_foreign_scope_rows_are_quarantined(
     make_provider: Make, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """§9.7 item 11 / acceptance 3: other tenants (and other persons when the person is pinned)."""
-    monkeypatch.setenv("ZKR_PERSON_ID", "ana")
+    monkeypatch.setenv("ZKR_PERSON", "ana")
     queue = queue_of(db_path)
     queue.enqueue(turn_payload("foreign tenant text", "k1", tenant="other", person="ana"))
     queue.enqueue(turn_payload("foreign person text", "k2", person="bob"))

@@ -1,16 +1,18 @@
 """Whose memory the hooks read and write: the database and the (tenant, person) scope.
 
-The same variables as zkr-mcp and the zkr CLI (``ZKR_DB``, ``ZKR_TENANT``, ``ZKR_PERSON``), so the
-hooks and the MCP server of one Claude Code or Codex install see one memory. Unlike zkr-mcp, every
-setting has a default: a hook cannot ask, and automatic memory should work after the install line.
+zkr's shared settings (:mod:`zkr.settings`: ``ZKR_DB``, ``ZKR_TENANT``, ``ZKR_PERSON``), so the
+hooks and the MCP server of one Claude Code or Codex install see one memory. Unlike zkr-mcp, the
+scope has a default here: a hook cannot ask, and automatic memory should work after the install
+line.
 """
 
 from __future__ import annotations
 
 import getpass
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from zkr import settings
 
 __all__ = ["DEFAULT_TENANT", "Scope", "scope_from"]
 
@@ -39,8 +41,8 @@ def _default_person() -> str:
 def scope_from(environ: Mapping[str, str] | None = None) -> Scope:
     """``$ZKR_DB`` (else ``~/.zkr/memory.db``), ``$ZKR_TENANT`` (else ``local``), ``$ZKR_PERSON``
     (else the login name); blank values count as unset."""
-    env = os.environ if environ is None else environ
-    db = env.get("ZKR_DB", "").strip() or os.path.join(os.path.expanduser("~"), ".zkr", "memory.db")
-    tenant = env.get("ZKR_TENANT", "").strip() or DEFAULT_TENANT
-    person = env.get("ZKR_PERSON", "").strip() or _default_person()
-    return Scope(db=db, tenant_id=tenant, person_id=person)
+    return Scope(
+        db=settings.default_db(environ),
+        tenant_id=settings.TENANT.value(environ) or DEFAULT_TENANT,
+        person_id=settings.PERSON.value(environ) or _default_person(),
+    )

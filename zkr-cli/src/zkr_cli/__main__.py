@@ -48,10 +48,9 @@ class _Invocation:
 
 def default_db_path() -> str:
     """``$ZKR_DB`` when set and non-empty, else ``~/.zkr/memory.db`` (an addition)."""
-    configured = os.environ.get("ZKR_DB", "")
-    if configured:
-        return configured
-    return os.path.join(os.path.expanduser("~"), ".zkr", "memory.db")
+    from zkr.settings import default_db
+
+    return default_db()
 
 
 def _parse_argv(args: Sequence[str]) -> _Invocation | None:

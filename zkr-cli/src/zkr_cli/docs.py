@@ -46,12 +46,33 @@ def summaries() -> str:
     )
 
 
+def settings_table() -> str:
+    """zkr's shared settings (``zkr.settings.SETTINGS``) as a Markdown table."""
+    from zkr.settings import SETTINGS
+
+    lines = [
+        "### Settings",
+        "",
+        "Every surface (the CLI, `serve`, zkr-mcp, zkr-web, zkr-hermes, zkr-agent-hooks) reads"
+        " these variables from `zkr.settings`; a host's flag of the same name wins over its"
+        " variable. An old spelling is still read, with a warning.",
+        "",
+        "| variable | default | meaning | old spelling (deprecated) |",
+        "|---|---|---|---|",
+    ]
+    for setting in SETTINGS.values():
+        default = f"`{setting.default}`" if setting.default else "(none)"
+        old = ", ".join(f"`{name}`" for name in setting.deprecated_envs)
+        lines.append(f"| `{setting.env}` | {default} | {setting.help} | {old} |")
+    return "\n".join(lines) + "\n"
+
+
 def generated_reference() -> str:
-    """The reference of every operation of the table, as Markdown."""
+    """The shared settings, then the reference of every operation of the table, as Markdown."""
     from zkr.operations import OPERATIONS
     from zkr_cli.reference import markdown_reference
 
-    return markdown_reference(OPERATIONS.values())
+    return settings_table() + "\n" + markdown_reference(OPERATIONS.values())
 
 
 def render(document: str) -> str:

@@ -5,23 +5,43 @@ sets it for a process, its built-in default, the values it accepts and a help li
 (the library, the CLI and ``serve``, Hermes, OpenClaw, MCP, zkr-web, the PostgreSQL replica) reads
 a setting from here, so its default is written in exactly one place.
 
-Today the table holds the search ranking: a ``search`` request that names no ``ranking`` gets
-:func:`default_ranking` (``$ZKR_RANKING``, else ``recall``) when it is validated. A request that
-names one keeps it. This module imports neither pydantic nor the models: the one-shot fast path
-(:mod:`zkr.fastpath`) reads it at start-up.
+The table holds what every host shares: the database, the scope (tenant and person), the search
+ranking, the embedder and the ports of the two HTTP servers. A host reads them from here and only
+adds its own flags on top (``--db`` beats ``$ZKR_DB``), so a variable has one spelling
+everywhere. An old spelling (``ZKR_TENANT_ID``, ``ZKR_PERSON_ID``) is still read, with a warning
+that names the new one.
+
+A ``search`` request that names no ``ranking`` gets :func:`default_ranking` (``$ZKR_RANKING``,
+else ``recall``) when it is validated; a request that names one keeps it. This module imports
+neither pydantic nor the models: the one-shot fast path (:mod:`zkr.fastpath`) reads it at
+start-up.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from zkr.enums import Ranking
 from zkr.errors import SettingError
 
-__all__ = ["RANKING", "SETTINGS", "Setting", "default_ranking", "setting_for_factory"]
+__all__ = [
+    "DB",
+    "EMBEDDER",
+    "MCP_PORT",
+    "PERSON",
+    "RANKING",
+    "SETTINGS",
+    "TENANT",
+    "WEB_PORT",
+    "Setting",
+    "default_db",
+    "default_ranking",
+    "setting_for_factory",
+]
 
 
 @dataclass(frozen=True)
@@ -31,17 +51,28 @@ class Setting:
     name: str
     env: str
     default: str
+    #: The values it accepts; empty: any text.
     choices: tuple[str, ...]
     help: str
+    #: Older spellings of *env*, still read (with a warning) when *env* is unset.
+    deprecated_envs: tuple[str, ...] = ()
 
     def value(self, environ: Mapping[str, str] | None = None) -> str:
-        """The value in force: ``$env`` when set and not empty, else the default.
+        """The value in force: ``$env`` when set and not empty (else a deprecated spelling, with a
+        warning), else the default.
 
-        :raises SettingError: ``$env`` is set to a value the setting does not accept.
+        :raises SettingError: the variable holds a value the setting does not accept.
         """
-        raw = (os.environ if environ is None else environ).get(self.env, "")
+        env = os.environ if environ is None else environ
+        raw = env.get(self.env, "").strip()
+        for old in self.deprecated_envs:
+            if raw == "" and env.get(old, "").strip():
+                raw = env[old].strip()
+                warnings.warn(f"{old} is deprecated: set {self.env}", FutureWarning, stacklevel=2)
         if raw == "":
             return self.default
+        if not self.choices:
+            return raw
         if raw not in self.choices:
             # json.dumps quotes the value and keeps the message on one line whatever it holds.
             allowed = " or ".join(json.dumps(choice) for choice in self.choices)
@@ -59,8 +90,67 @@ RANKING = Setting(
     "memory) or contract (zkr 0.2.3's order, byte for byte).",
 )
 
+#: The memory's SQLite file (``~`` is the user's home: see :func:`default_db`).
+DB = Setting(
+    name="db",
+    env="ZKR_DB",
+    default="~/.zkr/memory.db",
+    choices=(),
+    help="The database file.",
+)
+
+#: The scope a host serves: hosts that serve one person require both (no default).
+TENANT = Setting(
+    name="tenant",
+    env="ZKR_TENANT",
+    default="",
+    choices=(),
+    help="The tenant of the person whose memory is served.",
+    deprecated_envs=("ZKR_TENANT_ID",),
+)
+PERSON = Setting(
+    name="person",
+    env="ZKR_PERSON",
+    default="",
+    choices=(),
+    help="The person whose memory is served.",
+    deprecated_envs=("ZKR_PERSON_ID",),
+)
+
+#: An installed embedder plugin (``MODEL/VERSION``); unset: words only.
+EMBEDDER = Setting(
+    name="embedder",
+    env="ZKR_EMBEDDER",
+    default="",
+    choices=(),
+    help="An installed embedder, MODEL/VERSION: new memories are embedded and search is hybrid.",
+)
+
+#: The two HTTP servers a person may run side by side get different ports.
+WEB_PORT = Setting(
+    name="web_port",
+    env="ZKR_WEB_PORT",
+    default="8765",
+    choices=(),
+    help="The port of zkr-web's page on 127.0.0.1.",
+)
+MCP_PORT = Setting(
+    name="mcp_port",
+    env="ZKR_MCP_PORT",
+    default="8766",
+    choices=(),
+    help="The port of zkr-mcp's streamable HTTP transport.",
+)
+
 #: Every setting, by name.
-SETTINGS: Mapping[str, Setting] = {setting.name: setting for setting in (RANKING,)}
+SETTINGS: Mapping[str, Setting] = {
+    setting.name: setting for setting in (DB, TENANT, PERSON, RANKING, EMBEDDER, WEB_PORT, MCP_PORT)
+}
+
+
+def default_db(environ: Mapping[str, str] | None = None) -> str:
+    """``$ZKR_DB``, else ``~/.zkr/memory.db``, with ``~`` expanded."""
+    return os.path.expanduser(DB.value(environ))
 
 
 def default_ranking() -> Ranking:

@@ -1,10 +1,11 @@
 """Where the provider keeps its memory and whose memory it is.
 
-Settings come, strongest first, from the environment (``ZKR_DB``, ``ZKR_TENANT_ID``,
-``ZKR_PERSON_ID``, ``ZKR_RANKING``), then ``$HERMES_HOME/zkr.json`` (written by ``hermes memory
-setup zkr`` through ``save_config``), then what Hermes passes to ``initialize``. Everything here
-is cheap and offline: ``backup_paths`` and the setup wizard call it on a provider that was never
-initialized.
+Settings come, strongest first, from the environment (``ZKR_DB``, ``ZKR_TENANT``, ``ZKR_PERSON``,
+``ZKR_RANKING``: zkr's shared settings, :mod:`zkr.settings`; the old ``ZKR_TENANT_ID`` and
+``ZKR_PERSON_ID`` are still read, with a warning), then ``$HERMES_HOME/zkr.json`` (written by
+``hermes memory setup zkr`` through ``save_config``), then what Hermes passes to ``initialize``.
+Everything here is cheap and offline: ``backup_paths`` and the setup wizard call it on a provider
+that was never initialized.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zkr.settings import RANKING
+from zkr.settings import DB, PERSON, RANKING, TENANT
 
 __all__ = [
     "CONFIG_FILE",
@@ -124,7 +125,7 @@ def load_config(hermes_home: str | os.PathLike[str] | None = None) -> ProviderCo
     """Settings for *hermes_home* (default: Hermes' current home). Never raises on bad input."""
     home = Path(hermes_home).expanduser() if hermes_home else default_hermes_home()
     data = _read_file(home)
-    db_raw = os.environ.get("ZKR_DB") or _text(data.get("db_path")) or DEFAULT_DB_NAME
+    db_raw = _text(os.environ.get(DB.env)) or _text(data.get("db_path")) or DEFAULT_DB_NAME
     try:
         limit = int(data.get("prefetch_limit", DEFAULT_PREFETCH_LIMIT))
     except (TypeError, ValueError):
@@ -143,8 +144,8 @@ def load_config(hermes_home: str | os.PathLike[str] | None = None) -> ProviderCo
     return ProviderConfig(
         hermes_home=home,
         db_path=_expand(db_raw, home),
-        tenant_id=_text(os.environ.get("ZKR_TENANT_ID")) or _text(data.get("tenant_id")),
-        person_id=_text(os.environ.get("ZKR_PERSON_ID")) or _text(data.get("person_id")),
+        tenant_id=_text(TENANT.value()) or _text(data.get("tenant_id")),
+        person_id=_text(PERSON.value()) or _text(data.get("person_id")),
         prefetch_limit=max(1, min(limit, 20)),
         prefetch_timeout=min(timeout, MAX_PREFETCH_TIMEOUT),
         ranking=ranking,
@@ -198,7 +199,7 @@ ORIGIN_GATEWAY = "gateway"
 class ScopePolicy:
     """The scope of one provider, and whether its person is fixed for the whole process.
 
-    The person is *pinned* when it comes from configuration (``ZKR_PERSON_ID``, ``person_id`` in
+    The person is *pinned* when it comes from configuration (``ZKR_PERSON``, ``person_id`` in
     ``zkr.json``) or from the agent identity Hermes passes to a CLI session: that process serves
     exactly one person. It is not pinned when it is a gateway's ``user_id``: one gateway process
     serves many chat users, each through its own provider. ``zkr_hermes.worker.judge_row`` decides

@@ -17,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from zkr import settings as zkr_settings
+from zkr.settings import Setting
+
 __all__ = [
     "ENVIRONMENT",
     "LOOPBACK_HOSTS",
@@ -30,15 +33,20 @@ __all__ = [
 Transport = Literal["stdio", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "streamable-http")
 
+#: The flags whose variable, default and old spellings are zkr's shared settings (zkr.settings).
+SHARED: dict[str, Setting] = {
+    "db": zkr_settings.DB,
+    "tenant": zkr_settings.TENANT,
+    "person": zkr_settings.PERSON,
+    "port": zkr_settings.MCP_PORT,
+    "embedder": zkr_settings.EMBEDDER,
+}
+
 #: flag destination -> environment variable read when the flag is absent.
 ENVIRONMENT: dict[str, str] = {
-    "db": "ZKR_DB",
-    "tenant": "ZKR_TENANT",
-    "person": "ZKR_PERSON",
+    **{name: setting.env for name, setting in SHARED.items()},
     "transport": "ZKR_MCP_TRANSPORT",
     "host": "ZKR_MCP_HOST",
-    "port": "ZKR_MCP_PORT",
-    "embedder": "ZKR_EMBEDDER",
     "token_file": "ZKR_MCP_TOKEN_FILE",
 }
 
@@ -46,7 +54,7 @@ ENVIRONMENT: dict[str, str] = {
 TOKEN_VARIABLE = "ZKR_MCP_TOKEN"
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
+DEFAULT_PORT = int(zkr_settings.MCP_PORT.default)
 
 
 class SettingsError(ValueError):
@@ -149,7 +157,10 @@ def parse_settings(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     values: dict[str, str] = {}
     for name, variable in ENVIRONMENT.items():
         value = args.get(name)
-        if value is None:
+        if value is None and name in SHARED:
+            # The shared reading: old spellings with a warning; the database has no default here.
+            value = SHARED[name].value(environ) if name != "db" else environ.get(variable)
+        elif value is None:
             value = environ.get(variable)
         if value is not None:
             values[name] = value

@@ -1,0 +1,60 @@
+"""Every ``ZKR_*`` variable the READMEs and docs name is one zkr reads: a shared setting
+(``zkr.settings``) or a host's own, and an old spelling is only named as such."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from zkr import settings
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIABLE = re.compile(r"\bZKR_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def _documents() -> list[Path]:
+    return sorted([ROOT / "README.md", *ROOT.glob("zkr-*/README.md"), *ROOT.glob("docs/*.md")])
+
+
+def _read_by_code() -> set[str]:
+    """Every ZKR_* variable a distribution's code or a test harness names."""
+    names: set[str] = set()
+    for path in [
+        *ROOT.glob("zkr-*/src/**/*.py"),
+        *ROOT.glob("zkr-*/src/**/*.js"),
+        ROOT / "noxfile.py",
+    ]:
+        names.update(VARIABLE.findall(path.read_text(encoding="utf-8")))
+    names.update(VARIABLE.findall((ROOT / "tox.ini").read_text(encoding="utf-8")))
+    for path in ROOT.glob("tests/**/*.py"):
+        names.update(VARIABLE.findall(path.read_text(encoding="utf-8")))
+    for path in ROOT.glob("zkr-*/scripts/*"):
+        names.update(VARIABLE.findall(path.read_text(encoding="utf-8")))
+    return names
+
+
+def test_every_documented_variable_is_read_by_zkr() -> None:
+    known = _read_by_code()
+    unknown = {
+        (path.relative_to(ROOT).as_posix(), name)
+        for path in _documents()
+        for name in VARIABLE.findall(path.read_text(encoding="utf-8"))
+        if name not in known
+    }
+    assert not unknown, f"documented but read nowhere: {sorted(unknown)}"
+
+
+def test_old_spellings_are_only_named_as_old() -> None:
+    """A line naming an old spelling says it is old, or names the new one beside it."""
+    new_of = {v: s.env for s in settings.SETTINGS.values() for v in s.deprecated_envs}
+    for path in _documents():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for old in set(new_of) & set(VARIABLE.findall(line)):
+                said = re.search(r"\b(old|deprecated)\b", line) or new_of[old] in line
+                assert said, f"{path.name}:{number}: {line}"
+
+
+def test_the_shared_settings_are_documented_once_in_the_cli_page() -> None:
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for setting in settings.SETTINGS.values():
+        assert f"`{setting.env}`" in page, f"docs/cli.md does not name {setting.env}"
