@@ -4,7 +4,7 @@ ADK's ``app_name`` is zkr's tenant and its ``user_id`` the person: every read an
 (app, user) pair stays inside that scope, so one user's memories never reach another's search.
 ``add_session_to_memory`` stores each event with text once (the session may be added again and
 again as it grows: events already stored are replays), in one transaction per call.
-``search_memory`` runs zkr's ``recall`` ranking and answers cited ``MemoryEntry`` items (see
+``search_memory`` runs zkr's default ranking (recall) and answers cited ``MemoryEntry`` items (see
 :mod:`zkr_adk.mapping`). The database calls run in a worker thread, so the event loop never waits
 on SQLite.
 """
@@ -42,7 +42,8 @@ class ZkrMemoryService(BaseMemoryService):
     :param db: an open :class:`zkr.MemoryDb` (the caller closes it), or the path of a database
         file to open (with the installed plugins; :meth:`close` closes it).
     :param limit: how many memories a search returns (1..100).
-    :param ranking: the search ranking; ``recall`` (built for finding things) by default.
+    :param ranking: the search ranking; ``None`` (the default) takes zkr's (``recall``, or what
+        ``$ZKR_RANKING`` chose: :mod:`zkr.settings`).
     :param clock: seconds since the epoch, the recorded time of what is stored (for tests).
     """
 
@@ -51,7 +52,7 @@ class ZkrMemoryService(BaseMemoryService):
         db: MemoryDb | str | os.PathLike[str],
         *,
         limit: int = DEFAULT_LIMIT,
-        ranking: m.Ranking = m.Ranking.recall,
+        ranking: m.Ranking | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._owned = not isinstance(db, MemoryDb)
@@ -127,15 +128,15 @@ class ZkrMemoryService(BaseMemoryService):
         return await asyncio.to_thread(self._search, app_name, user_id, query)
 
     def _search(self, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        pack: m.RetrievalPack = self.db.search(
-            m.SearchRequest(
-                tenant_id=app_name,
-                person_id=user_id,
-                query=query,
-                limit=self.limit,
-                ranking=self.ranking,
-            )
-        )
+        request: dict[str, object] = {
+            "tenant_id": app_name,
+            "person_id": user_id,
+            "query": query,
+            "limit": self.limit,
+        }
+        if self.ranking is not None:
+            request["ranking"] = self.ranking
+        pack: m.RetrievalPack = self.db.search(request)
         entries = []
         for item in pack.items:
             locator: m.LocatorInput | None = self.db.locator(

@@ -30,7 +30,7 @@ __all__ = [
     "START_LIMIT",
     "capture",
     "handle",
-    "recall",
+    "recall_context",
 ]
 
 #: Memories recalled for a prompt, and listed at session start.
@@ -49,7 +49,7 @@ def _open(scope: Scope) -> MemoryDb:
     return MemoryDb(os.path.expanduser(scope.db))
 
 
-def recall(db: MemoryDb, scope: Scope, event: HookEvent) -> str:
+def recall_context(db: MemoryDb, scope: Scope, event: HookEvent) -> str:
     """The cited block for *event*: a search of the prompt, or at session start the person's
     newest current claims (what they told the agent about themselves)."""
     if event.name == "UserPromptSubmit":
@@ -112,7 +112,7 @@ def handle(event: HookEvent, host: Host, scope: Scope) -> dict[str, Any] | None:
         if event.name in CAPTURE_EVENTS:
             capture(db, scope, host, event)
             return None
-        text = recall(db, scope, event)
+        text = recall_context(db, scope, event)
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}

@@ -64,15 +64,15 @@ class Setting:
         :raises SettingError: the variable holds a value the setting does not accept.
         """
         env = os.environ if environ is None else environ
-        raw = env.get(self.env, "").strip()
+        raw = env.get(self.env, "")
         for old in self.deprecated_envs:
-            if raw == "" and env.get(old, "").strip():
-                raw = env[old].strip()
+            if raw.strip() == "" and env.get(old, "").strip():
+                raw = env[old]
                 warnings.warn(f"{old} is deprecated: set {self.env}", FutureWarning, stacklevel=2)
-        if raw == "":
+        if raw.strip() == "":
             return self.default
         if not self.choices:
-            return raw
+            return raw.strip()
         if raw not in self.choices:
             # json.dumps quotes the value and keeps the message on one line whatever it holds.
             allowed = " or ".join(json.dumps(choice) for choice in self.choices)

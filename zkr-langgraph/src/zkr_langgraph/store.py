@@ -212,7 +212,8 @@ class ZkrStore(BaseStore):
         """The recall pack's claims that are items under *prefix*, most relevant first."""
         pack = self._db.run(
             "search",
-            {**self._scope(person_id), "query": query, "limit": _PAGE, "ranking": "recall"},
+            # zkr's default ranking (recall unless the process chose otherwise: zkr.settings).
+            {**self._scope(person_id), "query": query, "limit": _PAGE},
         )
         for hit in pack.items:
             if hit.memory.kind != "claim":

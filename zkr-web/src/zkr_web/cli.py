@@ -14,13 +14,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from zkr import settings
 from zkr.console import one_line_errors
 
 __all__ = ["DEFAULT_PORT", "ServeOptions", "main", "serve"]
 
-DEFAULT_PORT = 8765
+#: zkr's shared setting (``$ZKR_WEB_PORT``); zkr-mcp's HTTP default differs, so both can run.
+DEFAULT_PORT = int(settings.WEB_PORT.default)
 LOOPBACK = "127.0.0.1"
 
 
@@ -37,7 +38,7 @@ class ServeOptions(argparse.Namespace):
     person: str | None
     embedder: str | None
     host: str
-    port: int
+    port: int | None
     token: str | None
     token_file: str | None
 
@@ -60,8 +61,8 @@ def read_token(token_file: str | None) -> str | None:
 
 
 def default_db() -> str:
-    """``$ZKR_DB``, else ``~/.zkr/memory.db`` (zkr's own default)."""
-    return os.environ.get("ZKR_DB") or str(Path("~/.zkr/memory.db").expanduser())
+    """``$ZKR_DB``, else ``~/.zkr/memory.db`` (zkr's shared setting)."""
+    return settings.default_db()
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
@@ -70,10 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
             "--db", default=None, help="database file (default $ZKR_DB, else ~/.zkr/memory.db)"
         )
     parser.add_argument(
-        "--tenant", default=None, help="tenant of the person shown (default $ZKR_TENANT_ID)"
+        "--tenant", default=None, help="tenant of the person shown (default $ZKR_TENANT)"
     )
     parser.add_argument(
-        "--person", default=None, help="the person whose memory is shown (default $ZKR_PERSON_ID)"
+        "--person", default=None, help="the person whose memory is shown (default $ZKR_PERSON)"
     )
     parser.add_argument(
         "--embedder",
@@ -88,8 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser, *, with_db: bool) -> None:
     parser.add_argument(
         "--port",
         type=int,
-        default=DEFAULT_PORT,
-        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+        default=None,
+        help=f"port (default $ZKR_WEB_PORT, else {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument(
         "--token-file",
@@ -106,7 +107,7 @@ def serve(
     tenant: str | None,
     person: str | None,
     host: str,
-    port: int,
+    port: int | None,
     token_file: str | None = None,
     embedder: str | None = None,
 ) -> int:
@@ -117,14 +118,20 @@ def serve(
     from zkr_web.embedding import EmbedderSettingError, check_embedder, parse_embedder
     from zkr_web.security import new_token
 
-    tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
-    person = person or os.environ.get("ZKR_PERSON_ID") or ""
+    tenant = tenant or settings.TENANT.value()
+    person = person or settings.PERSON.value()
     if not tenant.strip() or not person.strip():
         print(
-            "zkr-web: give the scope: --tenant T --person P (or ZKR_TENANT_ID and ZKR_PERSON_ID)",
+            "zkr-web: give the scope: --tenant T --person P (or ZKR_TENANT and ZKR_PERSON)",
             file=sys.stderr,
         )
         return 2
+    if port is None:
+        try:
+            port = int(settings.WEB_PORT.value())
+        except ValueError:
+            print(f"zkr-web: {settings.WEB_PORT.env} must be a port number", file=sys.stderr)
+            return 2
     try:
         token = read_token(token_file) or new_token()
     except ValueError as exc:
@@ -136,7 +143,7 @@ def serve(
     if not (0 <= port <= 65535):
         print("zkr-web: --port must be 0-65535", file=sys.stderr)
         return 2
-    embedder = embedder or os.environ.get("ZKR_EMBEDDER") or None
+    embedder = embedder or settings.EMBEDDER.value() or None
     lane = None
     if embedder is not None:
         try:

@@ -31,8 +31,8 @@ def zkr_register_commands(cli: click.Group) -> None:
     from zkr_web.cli import DEFAULT_PORT, LOOPBACK, TOKEN_FLAG_REFUSED
 
     @cli.command(name="web", help="Serve the memory page of one person on this machine.")
-    @click.option("--tenant", default=None, help="tenant (default $ZKR_TENANT_ID)")
-    @click.option("--person", default=None, help="person (default $ZKR_PERSON_ID)")
+    @click.option("--tenant", default=None, help="tenant (default $ZKR_TENANT)")
+    @click.option("--person", default=None, help="person (default $ZKR_PERSON)")
     @click.option(
         "--embedder",
         default=None,
@@ -40,7 +40,9 @@ def zkr_register_commands(cli: click.Group) -> None:
         help="installed embedder: hybrid search, new memories embedded (default $ZKR_EMBEDDER)",
     )
     @click.option("--host", default=LOOPBACK, show_default=True, help="address to bind")
-    @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="port")
+    @click.option(
+        "--port", default=None, type=int, help=f"port (default $ZKR_WEB_PORT, else {DEFAULT_PORT})"
+    )
     @click.option(
         "--token-file",
         default=None,
@@ -56,7 +58,7 @@ def zkr_register_commands(cli: click.Group) -> None:
         person: str | None,
         embedder: str | None,
         host: str,
-        port: int,
+        port: int | None,
         token_file: str | None,
         token: str | None,
     ) -> int:
