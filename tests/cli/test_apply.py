@@ -118,18 +118,22 @@ def _without_sequences(page: Any) -> Any:
 
 
 def _answers_of(run: Run, db: Path) -> list[Any]:
-    """What a reader sees: current and historical search, plus profiles and reviews."""
+    """What a reader sees: current and historical search, plus profiles and reviews.
+
+    The contract ranking, whose answer depends on the scope's rows alone: the recall ranking's
+    relevance is a share of bm25 scores, whose statistics count every scope of the file, and the
+    replica holds one scope of the source's two.
+    """
+    contract = {**SCOPE, "query": "Sam", "ranking": "contract"}
     return _serve(
         run,
         db,
         [
-            _line("search", {**SCOPE, "query": "Sam"}),
-            _line(
-                "search", {**SCOPE, "query": "Sam", "as_of": {"valid_at": 25, "recorded_at": 25}}
-            ),
+            _line("search", contract),
+            _line("search", {**contract, "as_of": {"valid_at": 25, "recorded_at": 25}}),
             _line("profiles", SCOPE),
             _line("reviews", SCOPE),
-            _line("search", {**SCOPE, "tenant_id": "b", "query": "Sam"}),
+            _line("search", {**contract, "tenant_id": "b"}),
         ],
     )
 
