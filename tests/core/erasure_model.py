@@ -28,7 +28,7 @@ from zkr.db import MemoryDb
 from zkr.errors import ExportError, ZkrError
 from zkr.feed.apply import sync
 
-#: ``ZKR_FUZZ_PROFILE=long`` (``nox -s fuzz``) runs many more and longer interleavings.
+#: ``ZKR_FUZZ_PROFILE=long`` (``nox -s erasure_long``) runs many more and longer interleavings.
 LONG = os.environ.get("ZKR_FUZZ_PROFILE", "ci") == "long"
 SCOPE = {"tenant_id": "t", "person_id": "sam"}
 DATABASES = 3

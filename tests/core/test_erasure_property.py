@@ -4,7 +4,7 @@ Random interleavings of remember/correct/forget/export/apply across three databa
 delivered late, duplicated, reordered and under other upstream names (a backup's feed) - at the
 end no forgotten text is in any byte of any file (database and WAL) or search answer, and every
 database holds the same content (:mod:`tests.core.erasure_model`). CI runs 100 interleavings;
-``ZKR_FUZZ_PROFILE=long`` (``nox -s fuzz``) runs 1,000 longer ones. Fails on b1744e7 (a late
+``ZKR_FUZZ_PROFILE=long`` (``nox -s erasure_long``) runs 1,000 longer ones. Fails on b1744e7 (a late
 page brings the forgotten text back). The PostgreSQL replica's part is
 ``tests/postgres/test_erasure_property.py``.
 """
