@@ -197,8 +197,11 @@ def erased_in(conn: sqlite3.Connection, tenant: str, person: str, ids: Sequence[
     for chunk in _chunks(sorted(set(ids))):
         rows.extend(
             conn.execute(
+                # Every kind named, so that the primary key serves each (kind, id) lookup.
                 "SELECT target_kind, target_id FROM erasures WHERE tenant_id = ?"
-                f" AND person_id = ? AND target_id IN ({_marks(chunk)})",
+                " AND person_id = ? AND target_kind IN"
+                " ('source', 'evidence', 'claim', 'profile_entry', 'daily_review')"
+                f" AND target_id IN ({_marks(chunk)})",
                 (tenant, person, *chunk),
             ).fetchall()
         )
