@@ -60,10 +60,13 @@ def steps(*, postgres: bool) -> st.SearchStrategy[list[Step]]:
             st.tuples(st.just("pg"), db, st.none() | pick),
         ]
     size = 60 if LONG else 20
-    # A few captures first, so that most interleavings have something to forget.
+    # A few captures first, often exported at once (an old copy that outlives a later forget).
     start = st.lists(st.tuples(st.just("remember"), db), min_size=1, max_size=4)
+    early = st.lists(
+        st.tuples(st.just("export"), db, st.sampled_from([2, 100])), min_size=0, max_size=2
+    )
     rest = st.lists(st.one_of(kinds), min_size=3, max_size=size)
-    return st.tuples(start, rest).map(lambda parts: [*parts[0], *parts[1]])
+    return st.tuples(start, early, rest).map(lambda parts: [*parts[0], *parts[1], *parts[2]])
 
 
 @dataclass
@@ -88,6 +91,7 @@ class World:
     clock: int = 1_000
     #: Events whose text apply dropped as copies of erased content (reported as statistics).
     dropped: int = 0
+    corrected: int = 0
     pg_sync: Callable[[MemoryDb, str], None] | None = None
 
     @classmethod
@@ -158,20 +162,23 @@ class World:
             return
         old = self.captures[pick % len(self.captures)]
         marker, at = self._marker(), self.tick()
-        try:
-            result = self.dbs[i].correct(
-                m.CorrectRequest(
-                    **SCOPE,
-                    claim_id=old.claim_id,
-                    text=f"no, Sam now likes {marker}",
-                    value=marker,
-                    valid_at=at,
-                    recorded_at=at,
-                )
-            )
-        except ZkrError:
-            return  # not live here (unknown, superseded, retracted): refused, nothing changed
-        self.captures.append(Capture(marker, result.source_id, result.claim_id))
+        request = m.CorrectRequest(
+            **SCOPE,
+            claim_id=old.claim_id,
+            text=f"no, Sam now likes {marker}",
+            value=marker,
+            valid_at=at,
+            recorded_at=at,
+        )
+        # Database i corrects it, or the next one where the claim is live.
+        for db in self.dbs[i:] + self.dbs[:i]:
+            try:
+                result = db.correct(request)
+            except ZkrError:
+                continue  # not live here (unknown, superseded, retracted): refused, no change
+            self.captures.append(Capture(marker, result.source_id, result.claim_id))
+            self.corrected += 1
+            return
 
     def _forget(self, i: int, pick: int) -> None:
         if not self.captures:

@@ -37,6 +37,7 @@ def test_forgotten_text_never_comes_back_and_all_databases_agree(program: list[S
             world.settle()
             check(world)
             event(f"forgotten captures: {min(len(world.forgotten), 3)}+")
+            event(f"corrections: {min(world.corrected, 2)}+")
             dropped = world.dropped
             event(
                 f"late copies dropped: {'0' if not dropped else '1-9' if dropped < 10 else '10+'}"
