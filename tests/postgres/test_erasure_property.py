@@ -6,7 +6,7 @@ three databases at any time, or a backup file of one taken earlier - an older ba
 a newer file. After every sync, no text of an erasure PostgreSQL holds is in any text, JSON,
 tsvector or bytea column of any zkr table; at the end (every database settled, synced, and every
 backup synced once more) no forgotten text is anywhere and PostgreSQL holds the same content as
-each SQLite database. CI runs 30 interleavings, ``ZKR_FUZZ_PROFILE=long`` 300.
+each SQLite database. CI runs 50 interleavings, ``ZKR_FUZZ_PROFILE=long`` 300.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from zkr_postgres._db import Conn, connect
 from zkr_postgres.sync import sync_database
 from zkr_postgres.testing import LocalServer
 
-EXAMPLES = 300 if LONG else 30
+EXAMPLES = 300 if LONG else 50
 
 
 def _pg_content(conn: Conn) -> dict[str, Any]:
