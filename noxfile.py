@@ -342,6 +342,22 @@ def bitemporal(session: nox.Session) -> None:
 
 
 @nox.session
+def erasure_long(session: nox.Session) -> None:
+    """The long profile of the erasure interleaving property (issue 26): 1,000 interleavings of
+    three SQLite databases and 300 with a real PostgreSQL replica. Not part of CI (the tests and
+    postgres sessions run the short profile of the same tests)."""
+    _sync(session, "--all-packages", "--group", "test", "--group", "postgres")
+    session.run(
+        "pytest",
+        "-q",
+        "tests/core/test_erasure_property.py",
+        "tests/postgres/test_erasure_property.py",
+        *session.posargs,
+        env={"ZKR_FUZZ_PROFILE": "long", "ZKR_REQUIRE_POSTGRES": "1"},
+    )
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks; writes a JSON report (default bench-report.json). Not part of CI."""
     _sync(session, "--all-packages")

@@ -328,6 +328,7 @@ def test_an_over_long_line_is_refused_without_being_held(tmp_path: Path) -> None
         "lines": 4,
         "stored": 2,
         "replayed": 0,
+        "dropped": 0,
         "refused": [{"line": 1, "error": too_big}, {"line": 3, "error": too_big}],
         "refused_count": 2,
     }

@@ -80,6 +80,7 @@ def test_sync_then_serve_answers_json_lines(source: Path, pg: str) -> None:
     assert synced.returncode == 0, synced.stderr
     assert json.loads(synced.stdout) == {
         "commits": 3,
+        "dropped_events": 0,
         "erasures": 0,
         "events": 8,
         "pages": 2,

@@ -162,9 +162,11 @@ def _forget(result: dict[str, Any]) -> list[str]:
 
 
 def _import(summary: dict[str, Any]) -> list[str]:
+    dropped = summary.get("dropped", 0)
     lines = [
         f"{summary['lines']} line(s): {summary['stored']} stored, {summary['replayed']} replayed,"
-        f" {summary['refused_count']} refused"
+        + (f" {dropped} dropped (forgotten)," if dropped else "")
+        + f" {summary['refused_count']} refused"
     ]
     lines.extend(f"{_INDENT}line {r['line']}: {r['error']}" for r in summary["refused"])
     unlisted = summary["refused_count"] - len(summary["refused"])

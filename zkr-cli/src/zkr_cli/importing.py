@@ -7,7 +7,10 @@ speed; a crash or a kill loses at most the uncommitted batch, and a re-run store
 
 Idempotent: a line's ``ingestion_key`` makes a second run a replay. A line without one gets a key
 derived from its content (``import-sha256:`` + the SHA-256 of the request's canonical JSON), so a
-re-run stores nothing twice either; two identical keyless lines are one memory.
+re-run stores nothing twice either; two identical keyless lines are one memory. Such a key would
+let a guess of the text be checked, so ``forget`` replaces it (``import-erased:<source id>``,
+docs/erasure.md): after a forget, a keyless line of that text is a new memory again, while a line
+whose own ``ingestion_key`` names a forgotten memory is dropped and counted in ``dropped``.
 
 Progress goes to stderr when stderr is a terminal; the summary (``stored``, ``replayed``,
 ``refused`` with each line number and reason, ``lines``) is the command's one output line. Only the
@@ -24,6 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
+import zkr.feed.erasure as _erasure
+
 if TYPE_CHECKING:
     from zkr import models as m
     from zkr.db import MemoryDb
@@ -39,8 +44,9 @@ __all__ = [
 
 #: Lines per transaction.
 BATCH_LINES = 200
-#: Prefix of the ingestion key given to a line that has none.
-DERIVED_KEY_PREFIX = "import-sha256:"
+#: Prefix of the ingestion key given to a line that has none (one definition, in zkr-core, which
+#: knows to replace such keys when it erases their source).
+DERIVED_KEY_PREFIX = _erasure.DERIVED_KEY_PREFIX
 #: Refused lines listed with their reason in the summary (all are counted).
 MAX_REFUSED_LISTED = 1000
 #: Bytes read at a time while skipping the rest of an over-long line.
@@ -56,6 +62,8 @@ class ImportSummary:
     lines: int = 0
     stored: int = 0
     replayed: int = 0
+    #: Lines whose ``ingestion_key`` names a forgotten memory: not stored (erasure wins).
+    dropped: int = 0
     refused: list[dict[str, Any]] = field(default_factory=list)
     refused_count: int = 0
 
@@ -69,6 +77,7 @@ class ImportSummary:
             "lines": self.lines,
             "stored": self.stored,
             "replayed": self.replayed,
+            "dropped": self.dropped,
             "refused": self.refused,
             "refused_count": self.refused_count,
         }
@@ -159,13 +168,17 @@ def _one(
 ) -> None:
     """Store one line in its own savepoint (``remember`` nests in the batch transaction)."""
     from zkr.errors import ZkrError
-    from zkr.writes.capture import is_stored
+    from zkr.writes.capture import is_erased, is_stored
 
     try:
         request = parse(remember, raw)
         if request.ingestion_key is None:
             request = request.model_copy(update={"ingestion_key": derived_key(request)})
-        known = is_stored(conn, request.tenant_id, request.person_id, request.ingestion_key)
+        scope_key = (request.tenant_id, request.person_id, request.ingestion_key)
+        if is_erased(conn, *scope_key):
+            summary.dropped += 1
+            return
+        known = is_stored(conn, *scope_key)
         remember.call(db, request)
     except ZkrError as exc:
         summary.refuse(number, exc.message)

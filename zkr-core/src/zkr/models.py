@@ -773,6 +773,11 @@ class ApplyResult(_Record):
 
     applied_commits: int = Field(description="How many commits were applied now.")
     received_events: int = Field(description="How many events the page held.")
+    dropped_events: int = Field(
+        default=0,
+        description="How many of them copied content an erasure held here names: their text"
+        " was dropped (not stored, not indexed, not embedded).",
+    )
     pending_events: int = Field(description="Events held back until their commit is complete.")
     applied_commit: int = Field(description="The newest upstream commit applied so far.")
     next_after_commit: int = Field(description="Export from here next: after_commit.")

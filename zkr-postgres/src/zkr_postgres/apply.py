@@ -15,11 +15,17 @@ The same protocol as zkr's own ``apply`` (``docs/replication.md``), per (upstrea
 
 Records are the rows' after-mutation snapshots, so applying one is an upsert; ``deletion`` records
 remove profile entries and reviews and purge vectors of their targets, as zkr's ``apply`` does.
+
+Erasure is absorbing, as in zkr's ``apply`` (``docs/erasure.md``): a record copying content that
+an erasure held here (``zkr.erasures``) names - an older backup synced after a newer file, the same
+feed under another upstream name - is staged with that text blanked and never applied; the caller
+learns how many events were dropped so.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg import sql
@@ -27,12 +33,22 @@ from pydantic import BaseModel
 
 from zkr import models as m
 from zkr.errors import ExportError
+from zkr.feed.erasure import (
+    DERIVED_KEY_PREFIX,
+    ERASED_KEY_PREFIX,
+    Erased,
+    erased_form,
+    erased_key,
+    scrub,
+    stale,
+    watched_ids,
+)
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr_postgres._db import Conn
 from zkr_postgres.nul import check_ids, kept, stored
 from zkr_postgres.schema import SCHEMA
 
-__all__ = ["Position", "apply_page", "position"]
+__all__ = ["Applied", "Position", "apply_page", "apply_page_counted", "position"]
 
 #: What the replica holds of one (upstream, scope): zkr's own bookkeeping, kept in PostgreSQL.
 Position = FeedPosition
@@ -68,11 +84,58 @@ def position(conn: Conn, scope: Scope, *, lock: bool = False) -> Position:
     return Position.from_rows(row, staged)
 
 
+def _erased(conn: Conn, scope: tuple[str, str], records: list[tuple[str, BaseModel]]) -> Erased:
+    """What ``zkr.erasures`` names among the ids *records* copy content of."""
+    ids = sorted({i for record in records for i in watched_ids(record)})
+    if not ids:
+        return Erased()
+    rows = conn.execute(
+        "SELECT target_kind, target_id FROM zkr.erasures WHERE tenant_id = %s AND person_id = %s"
+        " AND target_id = ANY(%s)",
+        (*scope, ids),
+    ).fetchall()
+    return Erased.from_rows((str(k), str(i)) for k, i in rows)
+
+
+def _scrubbed(
+    conn: Conn, scope: tuple[str, str], events: list[PageEvent]
+) -> tuple[list[PageEvent], int]:
+    """*events* with the text of stale copies blanked, and how many had text dropped."""
+    erased = _erased(conn, scope, [e.export_record for e in events])
+    out, dropped = [], 0
+    for e in events:
+        (kind, record), blanked = scrub(e.export_record, erased)
+        dropped += blanked
+        out.append(PageEvent(e.sequence, e.recorded_at, e.event_count, e.index, kind, record))
+    return out, dropped
+
+
 def apply_page(
     conn: Conn, scope: Scope, after: tuple[int, int], page: m.ExportPage
 ) -> tuple[Position, int]:
     """Apply one page exported with cursor *after*, in one transaction; returns the new position
     and how many commits became whole and were applied.
+
+    :raises ExportError: see :func:`apply_page_counted`.
+    """
+    done = apply_page_counted(conn, scope, after, page)
+    return done.position, done.commits
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What one page did: the new position, the commits applied, and the events whose text was
+    dropped because they copied erased content."""
+
+    position: Position
+    commits: int
+    dropped_events: int
+
+
+def apply_page_counted(
+    conn: Conn, scope: Scope, after: tuple[int, int], page: m.ExportPage
+) -> Applied:
+    """Apply one page exported with cursor *after*, in one transaction.
 
     :raises ExportError: an unsupported page, a gap, a count mismatch, a changed staged event, or a
         record of another scope; nothing is applied.
@@ -97,15 +160,21 @@ def apply_page(
             )
         pending: list[PageEvent] = []
         touched: list[str] = []
+        dropped = 0
         for event in events:
             if state.receive(event) is not Held.NEW:
                 continue  # held already (a replayed page)
             pending.append(event)
             if state.commit_whole():
+                # Checked per commit: an erasure earlier in this page counts too.
+                pending, blanked = _scrubbed(conn, scope[:2], pending)
+                dropped += blanked
                 touched.extend(_apply_commit(conn, scope, state, pending, lanes))
                 pending = []
                 applied += 1
         # A split commit's head waits for the rest of its events in the next page.
+        pending, blanked = _scrubbed(conn, scope[:2], pending)
+        dropped += blanked
         _stage(conn, scope, pending)
         _refresh_context(conn, scope[:2], touched)
         if applied:
@@ -114,7 +183,7 @@ def apply_page(
                 " updated_at = now() WHERE tenant_id = %s AND person_id = %s AND upstream = %s",
                 (state.applied_commit, state.applied_event_count, *scope),
             )
-    return state, applied
+    return Applied(state, applied, dropped)
 
 
 def _stage(conn: Conn, scope: Scope, events: list[PageEvent]) -> None:
@@ -174,7 +243,14 @@ def _apply_records(
 ) -> None:
     """Make the rows match the commit's after-mutation snapshots, in zkr's ``apply`` order:
     rows (sources, evidence, claims), then what refers to them (links, corrections, profiles,
-    reviews) and removals, each group in commit order."""
+    reviews) and removals, each group in commit order. A stale copy of erased content changes
+    nothing (inserted blank only where the row was never held, so that links to it hold)."""
+    erased = _erased(conn, _scope_of(records), records)
+    records = [
+        erased_form(r) if stale(r, erased) else r
+        for r in records
+        if not stale(r, erased) or _missing(conn, r)
+    ]
     for _, body in records:
         if isinstance(body, m.SourceRecord):
             _upsert_source(conn, upstream, body)
@@ -197,6 +273,34 @@ def _apply_records(
     for kind, body in records:
         if kind == "erasure":
             _erase(conn, body, lanes)
+
+
+def _scope_of(records: list[tuple[str, BaseModel]]) -> tuple[str, str]:
+    from zkr.feed.commits import scope_of
+
+    return scope_of(records[0]) if records else ("", "")
+
+
+def _missing(conn: Conn, record: tuple[str, BaseModel]) -> bool:
+    """Whether the source, evidence or claim a record describes is absent (profile entries and
+    reviews an erasure removed stay removed)."""
+    body = record[1]
+    if isinstance(body, m.SourceRecord):
+        table, key = "sources", (body.source.tenant_id, body.source.person_id, body.source.id)
+    elif isinstance(body, m.EvidenceRecord):
+        e = body.evidence
+        table, key = "evidence", (e.tenant_id, e.person_id, e.id)
+    elif isinstance(body, m.ClaimRecord):
+        table, key = "claims", (body.tenant_id, body.person_id, body.id)
+    else:
+        return False
+    row = conn.execute(
+        sql.SQL("SELECT 1 FROM {} WHERE tenant_id = %s AND person_id = %s AND id = %s").format(
+            sql.Identifier(SCHEMA, table)
+        ),
+        key,
+    ).fetchone()
+    return row is None
 
 
 def _upsert_source(conn: Conn, upstream: str, record: m.SourceRecord) -> None:
@@ -427,6 +531,12 @@ def _erase(conn: Conn, erasure: Any, lanes: list[str]) -> None:
         " WHERE tenant_id = %s AND person_id = %s AND id = %s",
         (*scope, erasure.source_id),
     )
+    # A key ``zkr import`` derived from the text is replaced, as zkr's erase does.
+    conn.execute(
+        "UPDATE zkr.sources SET ingestion_key = %s WHERE tenant_id = %s AND person_id = %s"
+        " AND id = %s AND starts_with(ingestion_key, %s)",
+        (ERASED_KEY_PREFIX + erasure.source_id, *scope, erasure.source_id, DERIVED_KEY_PREFIX),
+    )
     conn.execute(
         "UPDATE zkr.evidence SET quote = '', exact = NULL, device_id = NULL, provider = NULL,"
         " stream_id = NULL,"
@@ -491,6 +601,8 @@ def _blank_staged(conn: Conn, scope: tuple[str, str], erasure: Any) -> None:
             continue
         if kind == "source":
             inner["content"] = ""
+            key = record.get("ingestion_key")
+            record["ingestion_key"] = erased_key(key, inner["id"]) if isinstance(key, str) else key
         elif kind == "evidence":
             inner["quote"] = ""
             record["locator"] = None

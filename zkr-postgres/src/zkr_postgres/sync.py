@@ -22,7 +22,7 @@ from zkr.db import MemoryDb
 from zkr.feed.export import EXPORT_FORMAT
 from zkr.feed.scopes import feed_heads
 from zkr_postgres._db import Conn
-from zkr_postgres.apply import apply_page, position
+from zkr_postgres.apply import apply_page_counted, position
 from zkr_postgres.nul import has_nul
 from zkr_postgres.schema import lane_tables
 
@@ -59,6 +59,9 @@ class SyncStats:
     commits: int = 0
     events: int = 0
     erasures: int = 0
+    #: Events that copied content an erasure held in PostgreSQL names (an older backup, the same
+    #: feed under another name): their text was dropped, not stored.
+    dropped_events: int = 0
     #: Scopes not replicated: their tenant or person id holds NUL (see :mod:`zkr_postgres.nul`).
     refused_scopes: int = 0
 
@@ -68,6 +71,7 @@ class SyncStats:
         self.commits += other.commits
         self.events += other.events
         self.erasures += other.erasures
+        self.dropped_events += other.dropped_events
         self.refused_scopes += other.refused_scopes
 
 
@@ -98,9 +102,10 @@ def sync_scope(
             )
         )
         mark = page.high_water_mark
-        _, applied = apply_page(conn, scope, after, page)
+        done = apply_page_counted(conn, scope, after, page)
         stats.pages += 1
-        stats.commits += applied
+        stats.commits += done.commits
+        stats.dropped_events += done.dropped_events
         stats.events += sum(len(c.records) for c in page.commits)
         stats.erasures += sum(
             1 for c in page.commits for r in c.records if r.get("kind") == "erasure"

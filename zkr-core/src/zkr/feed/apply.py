@@ -11,6 +11,10 @@ It is the host protocol of contract §7.2, run by zkr itself on the receiving si
 3. a page is handled in one transaction, so a crash (even SIGKILL) leaves either the whole page or
    nothing; a rerun resumes from :func:`position`.
 
+Erasure is absorbing (``docs/erasure.md``): an event that copies content an erasure held here
+names - older, late, from any upstream or backup - is staged and appended with that text blanked
+and never applied to the tables; the answer counts these events (``dropped_events``).
+
 Replaying events already held changes nothing (an event that differs from the staged one is an
 error). A page that does not continue from what the replica holds - a skipped event or commit, an
 ``event_count`` that changed - is refused and applies nothing.
@@ -36,8 +40,8 @@ from pydantic import BaseModel
 
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
-from zkr.feed.commits import append_commit, serialize_record
-from zkr.feed.erasure import erase, erased_form
+from zkr.feed.commits import append_commit, scope_of, serialize_record
+from zkr.feed.erasure import Erased, erase, erased_form, erased_in, scrub, stale, watched_ids
 from zkr.feed.export import EXPORT_FORMAT, export
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr.jsonio import ordered_dumps
@@ -65,7 +69,7 @@ def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
     page = request.page
     if page is None:
         with db.atomic(write=False) as conn:
-            return _result(_load(conn, request), 0, 0)
+            return _result(_load(conn, request), 0, 0, 0)
     check_header(page)
     if request.after_commit is None or request.after_event_index is None:
         raise InvalidRequest(
@@ -81,14 +85,15 @@ def apply(db: Database, request: m.ApplyRequest) -> m.ApplyResult:
                 "export page does not continue the applied feed: the replica holds events up to"
                 f" commit {state.cursor()[0]} index {state.cursor()[1]}"
             )
-        received = applied = 0
+        received = applied = dropped = 0
         for event in events:
-            if _receive(conn, request, state, event):
-                received += 1
+            new, blanked = _receive(conn, request, state, event)
+            received += new
+            dropped += blanked
             if state.commit_whole():
                 _apply_staged(conn, request, state)
                 applied += 1
-        result = _result(state, applied, received)
+        result = _result(state, applied, received, dropped)
     if not nested and any(event.kind == "erasure" for event in events):
         # As forget does upstream: no page image in the WAL keeps the erased text.
         db.checkpoint()
@@ -113,10 +118,12 @@ def sync(
     """Replicate one scope of *source* into *replica* up to source's current high-water mark.
 
     Resumes from the replica's durable cursor, freezes the first page's mark, and applies page by
-    page; safe to interrupt at any point and run again.
+    page; safe to interrupt at any point and run again. Answers the last page's result with
+    ``dropped_events`` counted over every page.
     """
     after_commit, after_index = position(replica, tenant_id, person_id, upstream)
     mark: int | None = None
+    dropped = 0
     while True:
         page = export(
             source,
@@ -142,9 +149,10 @@ def sync(
                 page=page,
             ),
         )
+        dropped += result.dropped_events
         after_commit, after_index = page.next_after_commit, page.next_after_event_index
         if page.complete:
-            return result
+            return result.model_copy(update={"dropped_events": dropped})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -171,14 +179,24 @@ def _load(conn: sqlite3.Connection, request: m.ApplyRequest) -> FeedPosition:
     return FeedPosition.from_rows(row, staged)
 
 
+def _erased_for(conn: sqlite3.Connection, records: list[ExportRecord]) -> Erased:
+    """What this database has erased among the ids *records* copy content of."""
+    if not records:
+        return Erased()
+    tenant, person = scope_of(records[0])
+    return erased_in(conn, tenant, person, [i for r in records for i in watched_ids(r)])
+
+
 def _receive(
     conn: sqlite3.Connection, request: m.ApplyRequest, state: FeedPosition, e: PageEvent
-) -> bool:
-    """Stage one event if it is new; returns whether it was. Already-held events must be equal."""
+) -> tuple[bool, bool]:
+    """Stage one event if it is new; returns whether it was, and whether erased text was dropped
+    from it (it is staged blanked). Already-held events must be equal."""
     held = state.receive(e)
     if held is Held.APPLIED:
-        return False
-    payload = e.payload
+        return False, False
+    record, dropped = scrub(e.export_record, _erased_for(conn, [e.export_record]))
+    payload = serialize_record(record)
     if held is Held.STAGED:
         row = conn.execute(
             f"SELECT payload FROM replica_staging WHERE {_KEY} AND commit_sequence = ?"
@@ -192,16 +210,16 @@ def _receive(
                 " AND event_index = ?",
                 (payload, *_key(request), e.sequence, e.index),
             )
-            return False
+            return False, False
         if row is None or row[0] != payload:
             raise ExportError(f"export commit {e.sequence} event {e.index} changed since staged")
-        return False
+        return False, False
     conn.execute(
         "INSERT INTO replica_staging(tenant_id, person_id, upstream, commit_sequence, recorded_at,"
         " event_count, event_index, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (*_key(request), e.sequence, e.recorded_at, e.event_count, e.index, payload),
     )
-    return True
+    return True, dropped
 
 
 def _erased_copy(held_payload: str, payload: str) -> bool:
@@ -221,8 +239,11 @@ def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: Feed
     # The count check of the protocol: exactly the indexes 0..event_count-1, nothing else.
     if [row[0] for row in rows] != list(range(state.staged_event_count)):
         raise ExportError(f"export commit {sequence} event count does not match")
-    commit_records = [parse_record(json.loads(row[1])) for row in rows]
-    _apply_records(conn, commit_records)
+    # An erasure may have arrived (from another upstream) since these events were staged.
+    parsed = [parse_record(json.loads(row[1])) for row in rows]
+    erased = _erased_for(conn, parsed)
+    commit_records = [scrub(record, erased)[0] for record in parsed]
+    _apply_records(conn, commit_records, erased)
     append_commit(
         conn,
         request.tenant_id,
@@ -244,11 +265,12 @@ def _apply_staged(conn: sqlite3.Connection, request: m.ApplyRequest, state: Feed
     state.applied()
 
 
-def _result(state: FeedPosition, applied: int, received: int) -> m.ApplyResult:
+def _result(state: FeedPosition, applied: int, received: int, dropped: int) -> m.ApplyResult:
     after_commit, after_index = state.cursor()
     return m.ApplyResult(
         applied_commits=applied,
         received_events=received,
+        dropped_events=dropped,
         pending_events=state.staged_events if state.staged_commit is not None else 0,
         applied_commit=state.applied_commit,
         next_after_commit=after_commit,
@@ -261,13 +283,20 @@ def _result(state: FeedPosition, applied: int, received: int) -> m.ApplyResult:
 # ----------------------------------------------------------------------------------------------
 
 
-def _apply_records(conn: sqlite3.Connection, commit_records: list[ExportRecord]) -> None:
+def _apply_records(
+    conn: sqlite3.Connection, all_records: list[ExportRecord], erased: Erased
+) -> None:
     """Make the tables match the commit's after-mutation snapshots.
 
     Rows first (sources, evidence, claims), then source origins (which point at that evidence and
     claim), then what refers to rows (links, corrections, profiles, reviews) and removals, each
-    group in commit order.
+    group in commit order. A stale copy of erased content changes nothing: the erased row stays
+    as the erasure left it (it is inserted, blank, only when this database never held it, so that
+    what refers to it still can).
     """
+    commit_records = [
+        record for record in all_records if not stale(record, erased) or _missing(conn, record)
+    ]
     for _, body in commit_records:
         with _refused_as(body):
             if isinstance(body, m.SourceRecord):
@@ -310,13 +339,33 @@ def _apply_records(conn: sqlite3.Connection, commit_records: list[ExportRecord])
 
     # The recall index follows the commit's final rows: captures that arrived (with their claims)
     # and sources whose evidence gained a claim. Removals were purged by _upsert_source.
-    for _, body in commit_records:
-        if isinstance(body, m.SourceRecord) and body.source.deleted_at is None:
+    for record in commit_records:
+        body = record[1]
+        if (
+            isinstance(body, m.SourceRecord)
+            and body.source.deleted_at is None
+            and not stale(record, erased)
+        ):
             index_capture(conn, body.source.id)
     refresh_evidence_sources(
         conn,
         [body.evidence_id for _, body in commit_records if isinstance(body, m.ClaimEvidenceRecord)],
     )
+
+
+def _missing(conn: sqlite3.Connection, record: ExportRecord) -> bool:
+    """Whether the row a source, evidence or claim record describes is absent here. Profile
+    entries and reviews an erasure removed stay removed (nothing refers to them)."""
+    body = record[1]
+    if isinstance(body, m.SourceRecord):
+        table, row_id = "sources", body.source.id
+    elif isinstance(body, m.EvidenceRecord):
+        table, row_id = "evidence", body.evidence.id
+    elif isinstance(body, m.ClaimRecord):
+        table, row_id = "claims", body.id
+    else:
+        return False
+    return conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)).fetchone() is None
 
 
 def _record_id(body: BaseModel) -> str:

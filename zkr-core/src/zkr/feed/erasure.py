@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -30,9 +31,38 @@ from zkr.feed.commits import serialize_record
 from zkr.store.recall_index import purge_source
 from zkr.store.records import ExportRecord
 
-__all__ = ["blank_record", "erase", "erased_form", "feed_dependents", "parse_payload"]
+__all__ = [
+    "DERIVED_KEY_PREFIX",
+    "ERASED_KEY_PREFIX",
+    "Erased",
+    "blank_record",
+    "erase",
+    "erased_form",
+    "erased_in",
+    "erased_key",
+    "feed_dependents",
+    "parse_payload",
+    "scrub",
+    "stale",
+    "watched_ids",
+]
 
 _ID_CHUNK = 200
+
+#: Prefix of the ingestion key ``zkr import`` derives from a keyless line (a SHA-256 of the whole
+#: request, text included: an offline guess of the text can be checked against it).
+DERIVED_KEY_PREFIX = "import-sha256:"
+#: What such a key becomes when its source is erased: ``import-erased:<source id>`` (reveals
+#: nothing, stays unique in the scope, and is the same on every replica that applies the erasure).
+ERASED_KEY_PREFIX = "import-erased:"
+
+
+def erased_key(key: str | None, source_id: str) -> str | None:
+    """The ingestion key an erased source keeps: a key derived from its text is replaced, a key
+    the host chose is kept (it makes a replay of the same request refused, see docs/erasure.md)."""
+    if key is not None and key.startswith(DERIVED_KEY_PREFIX):
+        return ERASED_KEY_PREFIX + source_id
+    return key
 
 
 def parse_payload(payload: str) -> ExportRecord | None:
@@ -59,7 +89,8 @@ def blank_record(record: ExportRecord, erasure: m.ErasureRecord) -> ExportRecord
     kind, body = record
     if isinstance(body, m.SourceRecord) and body.source.id == erasure.source_id:
         source = body.source.model_copy(update={"content": ""})
-        return kind, body.model_copy(update={"source": source})
+        key = erased_key(body.ingestion_key, body.source.id)
+        return kind, body.model_copy(update={"source": source, "ingestion_key": key})
     if isinstance(body, m.EvidenceRecord) and body.evidence.id in erasure.evidence_ids:
         evidence = body.evidence.model_copy(update={"quote": ""})
         return kind, body.model_copy(update={"evidence": evidence, "locator": None})
@@ -86,6 +117,95 @@ def erased_form(record: ExportRecord) -> ExportRecord:
         daily_review_ids=[body.id] if isinstance(body, m.DailyReviewRecord) else [],
     )
     return blank_record(record, everything) or record
+
+
+@dataclass(frozen=True)
+class Erased:
+    """The ids of one scope that an erasure this database holds names, by kind."""
+
+    sources: frozenset[str] = frozenset()
+    evidence: frozenset[str] = frozenset()
+    claims: frozenset[str] = frozenset()
+    profile_entries: frozenset[str] = frozenset()
+    daily_reviews: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, str]]) -> Erased:
+        """From ``(target_kind, target_id)`` rows (both stores' ``erasures`` tables)."""
+        ids: dict[str, set[str]] = {}
+        for kind, target_id in rows:
+            ids.setdefault(kind, set()).add(target_id)
+        return cls(
+            sources=frozenset(ids.get("source", ())),
+            evidence=frozenset(ids.get("evidence", ())),
+            claims=frozenset(ids.get("claim", ())),
+            profile_entries=frozenset(ids.get("profile_entry", ())),
+            daily_reviews=frozenset(ids.get("daily_review", ())),
+        )
+
+
+def watched_ids(record: ExportRecord) -> list[str]:
+    """Every id whose erasure makes *record* a stale copy (see :func:`stale`)."""
+    body = record[1]
+    if isinstance(body, m.SourceRecord):
+        return [body.source.id]
+    if isinstance(body, m.EvidenceRecord):
+        return [body.evidence.id, body.evidence.source_id]
+    if isinstance(body, m.ClaimRecord):
+        return [body.id]
+    if isinstance(body, m.ProfileRecord):
+        return [body.id, body.claim_id]
+    if isinstance(body, m.DailyReviewRecord):
+        return [body.id, *body.evidence_ids]
+    return []
+
+
+def stale(record: ExportRecord, erased: Erased) -> bool:
+    """Whether *record* is a copy of erased content: erasure is absorbing (docs/erasure.md), so
+    such a record - older, late, from any upstream or backup - is never applied.
+
+    That is a source, evidence, claim, profile entry or daily review the erasure names, and what
+    only exists because of erased content: evidence of an erased source, a profile entry of an
+    erased claim, a daily review citing only erased evidence.
+    """
+    body = record[1]
+    if isinstance(body, m.SourceRecord):
+        return body.source.id in erased.sources
+    if isinstance(body, m.EvidenceRecord):
+        return body.evidence.id in erased.evidence or body.evidence.source_id in erased.sources
+    if isinstance(body, m.ClaimRecord):
+        return body.id in erased.claims
+    if isinstance(body, m.ProfileRecord):
+        return body.id in erased.profile_entries or body.claim_id in erased.claims
+    if isinstance(body, m.DailyReviewRecord):
+        cited = set(body.evidence_ids)
+        return body.id in erased.daily_reviews or (bool(cited) and cited <= erased.evidence)
+    return False
+
+
+def scrub(record: ExportRecord, erased: Erased) -> tuple[ExportRecord, bool]:
+    """*record* as this database may keep it, and whether erased text was dropped from it."""
+    if not stale(record, erased):
+        return record, False
+    blank = erased_form(record)
+    return blank, blank != record
+
+
+def erased_in(conn: sqlite3.Connection, tenant: str, person: str, ids: Sequence[str]) -> Erased:
+    """The erased ones among *ids* in the scope (``erasures``, any kind)."""
+    rows: list[tuple[str, str]] = []
+    for chunk in _chunks(sorted(set(ids))):
+        rows.extend(
+            conn.execute(
+                # Every kind named, so that the primary key serves each (kind, id) lookup.
+                "SELECT target_kind, target_id FROM erasures WHERE tenant_id = ?"
+                " AND person_id = ? AND target_kind IN"
+                " ('source', 'evidence', 'claim', 'profile_entry', 'daily_review')"
+                f" AND target_id IN ({_marks(chunk)})",
+                (tenant, person, *chunk),
+            ).fetchall()
+        )
+    return Erased.from_rows(rows)
 
 
 def _chunks(ids: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -157,6 +277,18 @@ def erase(conn: sqlite3.Connection, erasure: m.ErasureRecord) -> None:
         "UPDATE sources SET content = '', revision = revision + 1 WHERE id = ? AND tenant_id = ?"
         " AND person_id = ? AND content != ''",
         (erasure.source_id, *scope),
+    )
+    # A key derived from the text (``zkr import``) would let a guess of the text be confirmed.
+    conn.execute(
+        "UPDATE sources SET ingestion_key = ? WHERE id = ? AND tenant_id = ? AND person_id = ?"
+        " AND substr(ingestion_key, 1, ?) = ?",
+        (
+            ERASED_KEY_PREFIX + erasure.source_id,
+            erasure.source_id,
+            *scope,
+            len(DERIVED_KEY_PREFIX),
+            DERIVED_KEY_PREFIX,
+        ),
     )
     purge_source(conn, erasure.source_id)
     _each(conn, "UPDATE evidence SET quote = '' WHERE {ids}", erasure.evidence_ids, scope)

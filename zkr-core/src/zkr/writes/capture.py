@@ -34,6 +34,7 @@ __all__ = [
     "insert_claim",
     "insert_evidence",
     "insert_source",
+    "is_erased",
     "is_stored",
     "locator",
     "remember",
@@ -320,6 +321,18 @@ def is_stored(conn: sqlite3.Connection, tenant_id: str, person_id: str, ingestio
     be a replay). ``zkr import`` asks inside its transaction to count stored and replayed lines."""
     row = conn.execute(
         "SELECT 1 FROM sources WHERE tenant_id = ? AND person_id = ? AND ingestion_key = ?",
+        (tenant_id, person_id, ingestion_key),
+    ).fetchone()
+    return row is not None
+
+
+def is_erased(conn: sqlite3.Connection, tenant_id: str, person_id: str, ingestion_key: str) -> bool:
+    """Whether *ingestion_key* names a capture of the scope that ``forget`` erased (a request
+    under it is a copy of erased content: ``zkr import`` drops it)."""
+    row = conn.execute(
+        "SELECT 1 FROM sources s JOIN erasures x ON x.tenant_id = s.tenant_id"
+        " AND x.person_id = s.person_id AND x.target_kind = 'source' AND x.target_id = s.id"
+        " WHERE s.tenant_id = ? AND s.person_id = ? AND s.ingestion_key = ?",
         (tenant_id, person_id, ingestion_key),
     ).fetchone()
     return row is not None
