@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import CONTRACT_RANKING
 from tests.core.conftest import feed, feed_records, remember, remember_raw, table_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
@@ -17,6 +18,10 @@ from zkr.errors import ConflictError, InvalidRequest, LimitExceeded, NotFound
 from zkr.feed.apply import sync
 from zkr.jsonio import canonical_dumps
 from zkr.operations import to_json
+
+# The contract's lifecycle answers (§9.1): searches rank as zkr 0.2.3 did. (Under recall a
+# corrected claim's old words find its current version: tests/core/test_recall_claims_first.py.)
+pytestmark = CONTRACT_RANKING
 
 A = ("a", "sam")
 B = ("b", "sam")

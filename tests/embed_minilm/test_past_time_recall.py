@@ -1,7 +1,7 @@
 """Recall hybrid answers past-time questions (issue 24): the dense lane works under ``as_of``.
 
 A real embedder (MiniLM, its weights shipped with the plugin) embeds the memories; the question
-shares no word with the answer ("Which city was my home back in March?" / "I live in Lisbon."),
+shares no word with the answer ("Which city was I based in back in March?" / "I live in Lisbon."),
 so only the dense lane can find it. Asked with today's knowledge about March, after the person
 said they moved to Porto in April (stored as a change), hybrid recall answers Lisbon. Before
 issue 24 the dense lane was off under ``as_of`` and the same search found nothing.
@@ -27,7 +27,7 @@ APR_10 = 1_775_779_200  # 2026-04-10
 NOW = 1_780_272_000  # 2026-06-01
 LISBON = "me lives in Lisbon"
 PORTO = "me lives in Porto"
-QUESTION = "Which city was my home back in March?"
+QUESTION = "Which city was I based in back in March?"
 
 _EMBEDDER = MiniLMEmbedder()  # one model load for the module
 

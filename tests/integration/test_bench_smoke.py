@@ -12,6 +12,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = {
     "startup",
+    "agent_hooks",
     "cold_cli",
     "lexical",
     "hybrid",

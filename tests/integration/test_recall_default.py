@@ -192,6 +192,7 @@ def web_server(tmp_path: Path) -> Iterator[Any]:
     pytest.importorskip("zkr_web")
     from tests.web.conftest import NOW, TOKEN, WebServer, start_server
     from zkr_web.app import WebConfig, create_app
+    from zkr_web.security import session_path
 
     path = tmp_path / "web.db"
     config = WebConfig(
@@ -200,7 +201,7 @@ def web_server(tmp_path: Path) -> Iterator[Any]:
     server, thread, base = start_server(create_app(config))
     db = MemoryDb(path)
     try:
-        yield WebServer(base=base, token=TOKEN, db=db)
+        yield WebServer(base=base + session_path(TOKEN), token=TOKEN, db=db)
     finally:
         server.should_exit = True
         thread.join(timeout=20)
@@ -208,7 +209,10 @@ def web_server(tmp_path: Path) -> Iterator[Any]:
 
 
 def test_web_search(web_server: Any) -> None:
+    from zkr_web.security import session_path
+
     claim_id = seed(Path(web_server.db.path))
     web_server.login()
     body = web_server.request(f"/search?q={QUERY}").body
-    assert f'href="/claim/{claim_id}"' in body
+    # Every page lives under the session's secret path (zkr_web.security).
+    assert f'{session_path(web_server.token)}/claim/{claim_id}"' in body
