@@ -4,4 +4,4 @@ This is the one place it is written: each distribution's ``pyproject.toml`` read
 ``version`` source) and the code imports it from here.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
