@@ -114,7 +114,7 @@ def test_a_correction_made_on_the_page_is_embedded_as_it_arrives(
     serve: Callable[..., WebServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No periodic catch-up during the test: only the page's own doorbell can embed the correction.
-    monkeypatch.setattr("zkr_web.embedding.IDLE_SECONDS", 3600.0)
+    monkeypatch.setattr("zkr.background_embedding.IDLE_SECONDS", 3600.0)
     seeding = serve()
     made = seeding.remember(
         "My job is at the office downtown.",

@@ -139,12 +139,13 @@ def _token(values: Mapping[str, str], environ: Mapping[str, str]) -> str | None:
 
 
 def _split_embedder(value: str) -> tuple[str, str]:
-    # Model names themselves contain slashes (sentence-transformers/all-MiniLM-L6-v2): the
-    # version is what follows the last one.
-    model, slash, version = value.rpartition("/")
-    if not slash or not model.strip() or not version.strip():
-        raise SettingsError(f"--embedder must be MODEL/VERSION, got {value!r}")
-    return model, version
+    # The host kit's reading (zkr-web's too); only the error class is this host's.
+    from zkr.background_embedding import EmbedderSettingError, parse_embedder
+
+    try:
+        return parse_embedder(value)
+    except EmbedderSettingError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def parse_settings(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:

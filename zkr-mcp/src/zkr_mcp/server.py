@@ -18,12 +18,12 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from zkr.background_embedding import BackgroundEmbedder
 from zkr.db import MemoryDb, open_db
 from zkr.plugins import get_embedder, load_plugins
 from zkr_mcp import resources
 from zkr_mcp.calls import ToolCalls, unix_now
 from zkr_mcp.config import Settings
-from zkr_mcp.embedding import BackgroundEmbedder
 from zkr_mcp.tools import mcp_tools
 
 __all__ = ["ZkrMcp", "open_server"]
@@ -127,7 +127,15 @@ def open_server(settings: Settings, *, clock: Callable[[], int] = unix_now) -> I
     if settings.embedder is not None:
         get_embedder(*settings.embedder)  # refuse at start, not at the first search
     db = open_db(settings.db)
-    embedder = BackgroundEmbedder(settings) if settings.embedder is not None else None
+    embedder = None
+    if settings.embedder is not None:
+        embedder = BackgroundEmbedder(
+            settings.db,
+            settings.tenant_id,
+            settings.person_id,
+            settings.embedder,
+            thread_name="zkr-mcp-embedder",
+        )
     calls = ToolCalls(
         db,
         settings,
