@@ -25,6 +25,7 @@ from zkr.db import MemoryDb, open_db
 from zkr.errors import RequestParseError, ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
 from zkr.settings import RANKING
+from zkr.store.opening import is_busy
 from zkr_hermes import recall, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
@@ -376,7 +377,7 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             try:
                 return self._dispatch(db, scope, name, args)
             except sqlite3.OperationalError as exc:
-                if attempt + 1 == TOOL_BUSY_ATTEMPTS or not _is_busy(exc):
+                if attempt + 1 == TOOL_BUSY_ATTEMPTS or not is_busy(exc):
                     raise
         raise AssertionError("unreachable")
 
@@ -455,11 +456,6 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             "The earlier turns of this conversation are stored in zkr memory as cited evidence "
             f"({', '.join(evidence)}); zkr_search recalls them."
         )
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    message = str(exc).lower()
-    return "locked" in message or "busy" in message
 
 
 def _ranking(config: ProviderConfig) -> dict[str, str]:

@@ -20,6 +20,7 @@ from mcp import types
 from zkr.db import MemoryDb
 from zkr.errors import ZkrError
 from zkr.models import QueryEmbedding
+from zkr.store.opening import is_busy
 from zkr.tools import tool_request
 from zkr_mcp.config import Settings
 from zkr_mcp.tools import McpTool, as_structured, checked_arguments
@@ -82,7 +83,7 @@ class ToolCalls:
         except ZkrError as exc:
             return _error(exc.message, exc.code)
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if is_busy(exc):
                 return _error(DATABASE_BUSY, "busy")
             log.exception("tool %s failed", name)
             return _error(INTERNAL_ERROR, "internal")

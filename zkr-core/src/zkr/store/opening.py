@@ -19,7 +19,7 @@ import time
 
 from zkr.errors import ForeignDatabaseError, SchemaVersionError
 
-__all__ = ["LOCK_WAIT_SECONDS", "begin_immediate", "check_file", "enable_wal"]
+__all__ = ["LOCK_WAIT_SECONDS", "begin_immediate", "check_file", "enable_wal", "is_busy"]
 
 #: How long a writer waits in all for the write lock (SQLite's busy handler waits up to the busy
 #: timeout each time; its lock is not fair, so under many writers one can lose several rounds).
@@ -66,9 +66,7 @@ def enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
             message = str(exc)
             if "readonly" in message or "read-only" in message:
                 return
-            if "locked" not in message and "busy" not in message:
-                raise
-            if time.monotonic() >= deadline:
+            if not is_busy(exc) or time.monotonic() >= deadline:
                 raise
         else:
             if str(mode).lower() == "wal" or _read_only(conn):
@@ -77,6 +75,16 @@ def enable_wal(conn: sqlite3.Connection, timeout: float) -> None:
                 raise sqlite3.OperationalError("database is locked")
         time.sleep(pause)
         pause = min(2 * pause, _MAX_PAUSE)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether *exc* is SQLite saying another connection holds the lock ("database is locked",
+    "database table is locked", ``SQLITE_BUSY``): a wait, not a fault. The one test of it that the
+    store's retries and every host (a busy answer, a retry later) share."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    message = str(exc).lower()
+    return "locked" in message or "busy" in message
 
 
 def begin_immediate(conn: sqlite3.Connection, wait: float = LOCK_WAIT_SECONDS) -> None:
@@ -95,10 +103,7 @@ def begin_immediate(conn: sqlite3.Connection, wait: float = LOCK_WAIT_SECONDS) -
             conn.execute("BEGIN IMMEDIATE")
             return
         except sqlite3.OperationalError as exc:
-            message = str(exc)
-            if ("locked" not in message and "busy" not in message) or (
-                time.monotonic() >= deadline
-            ):
+            if not is_busy(exc) or time.monotonic() >= deadline:
                 raise
         time.sleep(pause)
         pause = min(2 * pause, _MAX_PAUSE)
