@@ -58,3 +58,19 @@ def test_the_shared_settings_are_documented_once_in_the_cli_page() -> None:
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     for setting in settings.SETTINGS.values():
         assert f"`{setting.env}`" in page, f"docs/cli.md does not name {setting.env}"
+
+
+def test_the_docs_name_the_current_schema_version() -> None:
+    from zkr.store.schema import SCHEMA_VERSION
+
+    claims = re.compile(
+        r"Our schema is version (\d+)|newer than supported version (\d+)|\(schema version (\d+);"
+        r"|migrates it \(schema version (\d+)\)"
+    )
+    found = {
+        (path.relative_to(ROOT).as_posix(), next(g for g in match.groups() if g))
+        for path in _documents()
+        for match in claims.finditer(path.read_text(encoding="utf-8"))
+    }
+    assert len(found) >= 3, found  # docs/cli.md, README.md, zkr-core/README.md
+    assert {version for _, version in found} == {str(SCHEMA_VERSION)}, found
