@@ -74,3 +74,16 @@ def test_the_docs_name_the_current_schema_version() -> None:
     }
     assert len(found) >= 3, found  # docs/cli.md, README.md, zkr-core/README.md
     assert {version for _, version in found} == {str(SCHEMA_VERSION)}, found
+
+
+def test_every_host_readme_names_every_tool_the_host_offers() -> None:
+    from zkr.tools import tool_specs
+
+    names = {spec.name for spec in tool_specs()}
+    for dist in ("zkr-hermes", "zkr-openclaw-bridge", "zkr-mcp"):
+        text = (ROOT / dist / "README.md").read_text(encoding="utf-8")
+        text += (
+            (ROOT / "docs" / "zkr-mcp.md").read_text(encoding="utf-8") if dist == "zkr-mcp" else ""
+        )
+        missing = sorted(name for name in names if f"`{name}`" not in text)
+        assert not missing, f"{dist}/README.md does not name {missing}"
