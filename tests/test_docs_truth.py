@@ -1,5 +1,6 @@
-"""Every ``ZKR_*`` variable the READMEs and docs name is one zkr reads: a shared setting
-(``zkr.settings``) or a host's own, and an old spelling is only named as such."""
+"""The docs say what is: every ``ZKR_*`` variable they name is one zkr reads (a shared setting of
+``zkr.settings`` or a host's own) and an old spelling is only named as such; they state the
+current schema version; each host's page names every tool the host offers."""
 
 from __future__ import annotations
 
