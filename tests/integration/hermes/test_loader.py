@@ -53,10 +53,9 @@ def test_hermes_loader_and_memory_manager_drive_the_provider(checked: tuple[Path
         db, "SELECT deleted_at IS NOT NULL FROM sources WHERE id = ?", (ops["extra"]["source_id"],)
     ) == [(1,)]
     assert ops["search_after_delete"]["items"] == []
-    # Recall ranking by default: "nurses" finds the capture that says "nurse" (contract: nothing).
-    assert [item["evidence_ids"] for item in ops["nurses"]["items"]] == [
-        [ops["nurse"]["evidence_id"]]
-    ]
+    # Recall ranking by default: "nurses" finds the capture that says "nurse" first (contract:
+    # nothing); a neighbour lent the word may follow it, never precede it.
+    assert ops["nurses"]["items"][0]["evidence_ids"] == [ops["nurse"]["evidence_id"]]
     assert all(
         row == ("hermes", "default") for row in rows(db, "SELECT tenant_id, person_id FROM sources")
     )
