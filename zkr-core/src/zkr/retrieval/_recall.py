@@ -6,7 +6,8 @@ different lists:
 
 * **lexical**: the question's words without stop words (:data:`STOP_WORDS`), OR-ed, matched against
   :mod:`zkr.store.recall_index` (Porter-stemmed; capture text, claim statements, neighbours' text at
-  :data:`CONTEXT_WEIGHT`) and ranked by BM25, then source id; without ``query_embedding``, a
+  :data:`CONTEXT_WEIGHT`) and ranked by BM25 times the share of the query's words a row holds
+  (:data:`COVERAGE_FLOOR`; not under ``as_of``), then source id; without ``query_embedding``, a
   question that names a date ranks the lexical head with the fusion's date term as well;
 * **claims first**: the statement column weighs :data:`STATEMENT_WEIGHT`, the query also
   searches statements for the everyday words of the predicates it names
