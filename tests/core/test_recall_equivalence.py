@@ -4,7 +4,8 @@
 used before anything is ranked again, and frequent phrases are pruned from the scoring when a bound
 proves they cannot reach the page). The definition it must keep is the unpaged one written here:
 every ``recall_fts`` row that matches the recall expression, joined to the scope's live sources,
-ordered by (matches by its own words first, bm25 with the column weights, source id; with
+ordered by (matches by its own words first, bm25 with the column weights — without ``as_of``
+times the coverage factor of the share of the query's words the row holds —, source id; with
 ``as_of`` only the capture's own content and statement columns, as they read then, are matched),
 each source resolved to its targets (claims in id order after the source itself; without ``as_of``
 a capture whose claims were all corrected to the current versions of them, found here by walking
@@ -93,6 +94,8 @@ def literal_lexical(
         params["recorded_at"] = as_of.recorded_at
     weights = {"context": tuning.context_weight, "statement": tuning.statement_weight}
     rows = conn.execute(LITERAL, {**params, **weights, "match": match}).fetchall()
+    if as_of is None:
+        rows = covered_first(conn, query, rows, tuning)
     bm25 = {source_id: score for source_id, score, _, _ in rows}
     sources = list(bm25)
     if as_of is not None:
@@ -120,6 +123,35 @@ def literal_lexical(
             if stated is not None and statement and claim_id is not None:
                 stated.add(target)
     return list(ranking)[:wanted]
+
+
+def covered_first(
+    conn: sqlite3.Connection,
+    query: str,
+    rows: list[tuple[str, float, int, int]],
+    tuning: recall.RecallTuning,
+) -> list[tuple[str, float, int, int]]:
+    """Every row's bm25 times ``floor + (1 - floor) * share`` of the query's words its row
+    matches (each word tested alone over the whole index), ordered again (own matches first,
+    scaled bm25, source id); unchanged for a query of fewer than two words."""
+    concepts = recall.recall_concepts(query, tuning.prefix_from)
+    if len(concepts) < 2:
+        return rows
+    held = dict.fromkeys((row[0] for row in rows), 0)
+    for concept in concepts:
+        for (source_id,) in conn.execute(
+            "SELECT s.id FROM recall_fts JOIN sources s ON s.rowid = recall_fts.rowid"
+            " WHERE recall_fts MATCH ?",
+            (concept,),
+        ):
+            if source_id in held:
+                held[source_id] += 1
+    floor = tuning.coverage_floor
+    scaled = [
+        (source_id, score * (floor + (1.0 - floor) * held[source_id] / len(concepts)), own, st)
+        for source_id, score, own, st in rows
+    ]
+    return sorted(scaled, key=lambda row: (-row[2], row[1], row[0]))
 
 
 def matches_then(conn: sqlite3.Connection, source_id: str, match: str, recorded_at: int) -> bool:
