@@ -289,3 +289,22 @@ def test_events_it_does_not_handle_are_left_alone(env: dict[str, str]) -> None:
     outcome = hook("claude-code", event, env)
     assert (outcome.returncode, outcome.stdout, outcome.stderr) == (0, "", "")
     assert not Path(env["ZKR_DB"]).exists()
+
+
+def test_a_forgotten_turn_is_not_captured_again(env: dict[str, str]) -> None:
+    # The transcript still holds the turn; the erased source keeps its key, so the next capture
+    # skips it instead of bringing the text back (erasure is absorbing, docs/erasure.md).
+    transcript = str(SAMPLES / "claude-code-transcript.jsonl")
+    event = sample("claude-code-session-end.json", transcript_path=transcript)
+    hook("claude-code", event, env)
+    with MemoryDb(env["ZKR_DB"]) as db:
+        lisbon = next(
+            c for c in db.captures({**SCOPE, "limit": 10}) if "Lisbon on the 14th for" in c.text
+        )
+        db.forget({**SCOPE, "source_id": lisbon.source_id, "erased_at": int(time.time()) + 1})
+    again = hook("claude-code", event, env)
+    assert (again.returncode, again.stdout) == (0, "")
+    with MemoryDb(env["ZKR_DB"]) as db:
+        texts = [c.text for c in db.captures({**SCOPE, "limit": 10})]
+    assert len(texts) == 2 and not any("Lisbon on the 14th for" in t for t in texts)
+    assert b"flying to Lisbon" not in Path(env["ZKR_DB"]).read_bytes()
