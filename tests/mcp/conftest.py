@@ -9,6 +9,7 @@ hypothesis tests. ``stdio_params``/``http_server`` start the installed ``zkr-mcp
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -171,3 +172,12 @@ def http_server(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def tool_call_line(ident: Any, tool: str, arguments_json: str) -> str:
+    """A raw JSON-RPC ``tools/call`` line whose arguments are given as JSON text as written, so a
+    test can send what no JSON encoder would (a lone surrogate, a bare NaN)."""
+    return (
+        f'{{"jsonrpc":"2.0","id":{json.dumps(ident)},"method":"tools/call",'
+        f'"params":{{"name":"{tool}","arguments":{arguments_json}}}}}'
+    )

@@ -15,18 +15,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.mcp.conftest import initialize_request, settings_for, table_rows, zkr_mcp_command
+from tests.mcp.conftest import (
+    initialize_request,
+    settings_for,
+    table_rows,
+    tool_call_line,
+    zkr_mcp_command,
+)
 from zkr.db import MemoryDb
 from zkr_mcp.tools import mcp_tools
 
 TOOL = {entry.operation.name: name for name, entry in mcp_tools().items()}
-
-
-def _call(ident: int, tool: str, arguments_json: str) -> str:
-    return (
-        f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call",'
-        f'"params":{{"name":"{tool}","arguments":{arguments_json}}}}}'
-    )
 
 
 def test_raw_hostile_lines_write_nothing_and_the_server_keeps_answering(tmp_path: Path) -> None:
@@ -38,13 +37,13 @@ def test_raw_hostile_lines_write_nothing_and_the_server_keeps_answering(tmp_path
     lines = [
         json.dumps(initialize),
         '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-        _call(2, search, '{"query":"\\ud800"}'),
-        _call(3, remember, '{"kind":"conversation","text":"a\\udfffb"}'),
-        _call(4, remember, '{"kind":"conversation","text":"x","captured_at":NaN}'),
-        _call(5, search, '{"query":"x","limit":1e400}'),
+        tool_call_line(2, search, '{"query":"\\ud800"}'),
+        tool_call_line(3, remember, '{"kind":"conversation","text":"a\\udfffb"}'),
+        tool_call_line(4, remember, '{"kind":"conversation","text":"x","captured_at":NaN}'),
+        tool_call_line(5, search, '{"query":"x","limit":1e400}'),
         "this line is not JSON",
-        _call(6, search, '"not an object"'),
-        _call(7, search, '{"query":"still here"}'),
+        tool_call_line(6, search, '"not an object"'),
+        tool_call_line(7, search, '{"query":"still here"}'),
     ]
     process = subprocess.Popen(
         [zkr_mcp_command(), "--db", settings.db, "--tenant", "t", "--person", "p"],

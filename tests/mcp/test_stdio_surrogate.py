@@ -13,18 +13,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.mcp.conftest import initialize_request, settings_for, table_rows, zkr_mcp_command
+from tests.mcp.conftest import (
+    initialize_request,
+    settings_for,
+    table_rows,
+    tool_call_line,
+    zkr_mcp_command,
+)
 from zkr.db import MemoryDb
 from zkr_mcp.tools import mcp_tools
 
 TOOL = {entry.operation.name: name for name, entry in mcp_tools().items()}
-
-
-def _call(ident: Any, tool: str, arguments_json: str) -> str:
-    return (
-        f'{{"jsonrpc":"2.0","id":{json.dumps(ident)},"method":"tools/call",'
-        f'"params":{{"name":"{tool}","arguments":{arguments_json}}}}}'
-    )
 
 
 def test_every_lone_surrogate_call_gets_an_answer_with_its_id(tmp_path: Path) -> None:
@@ -35,10 +34,10 @@ def test_every_lone_surrogate_call_gets_an_answer_with_its_id(tmp_path: Path) ->
     lines = [
         json.dumps(initialize_request("raw")),
         '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-        _call(2, search, '{"query":"\\ud800"}'),
-        _call("three", remember, '{"kind":"conversation","text":"a\\udfffb"}'),
-        _call(4, remember, '{"kind":"conversation","text":"ok \\uDBFF"}'),
-        _call(5, search, '{"query":"still here"}'),
+        tool_call_line(2, search, '{"query":"\\ud800"}'),
+        tool_call_line("three", remember, '{"kind":"conversation","text":"a\\udfffb"}'),
+        tool_call_line(4, remember, '{"kind":"conversation","text":"ok \\uDBFF"}'),
+        tool_call_line(5, search, '{"query":"still here"}'),
     ]
     process = subprocess.Popen(
         [zkr_mcp_command(), "--db", settings.db, "--tenant", "t", "--person", "p"],
