@@ -45,6 +45,7 @@ from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._materialize import materialize_all, visible_claims
 from zkr.retrieval._query_dates import query_date_spans
+from zkr.store.analysis import RECALL_TOKENIZER, index_text, query_terms
 from zkr.retrieval._score_fusion import (
     CLAIM_WEIGHT,
     DATE_WEIGHT,
@@ -144,7 +145,8 @@ DEFAULT_TUNING = RecallTuning()
 def _kept_terms(query: str) -> list[str]:
     """The query's words without stop words (all of them when only stop words remain)."""
     terms = token_terms(query)
-    return [term for term in terms if term.lower() not in STOP_WORDS] or terms
+    # Other languages' words as the index stores them (zkr.store.analysis); English as it was.
+    return query_terms(query, [term for term in terms if term.lower() not in STOP_WORDS] or terms)
 
 
 def _word_match(term: str, prefix_from: int) -> str:
@@ -388,7 +390,7 @@ FROM sources AS s WHERE s.id IN (SELECT value FROM json_each(:ids))
 # A scratch index with the recall index's tokenizer, private to the connection (temp schema).
 _SCRATCH = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_then"
-    " USING fts5(source_id UNINDEXED, content, statement, tokenize='porter unicode61')"
+    f" USING fts5(source_id UNINDEXED, content, statement, tokenize=\"{RECALL_TOKENIZER}\")"
 )
 
 
@@ -408,7 +410,12 @@ def _known_then(
     try:
         conn.executemany(
             "INSERT INTO temp.recall_then(source_id, content, statement) VALUES (?, ?, ?)",
-            conn.execute(_ROWS_THEN, {**params, "ids": json.dumps(later)}).fetchall(),
+            (
+                (source_id, index_text(content), index_text(statement or ""))
+                for source_id, content, statement in conn.execute(
+                    _ROWS_THEN, {**params, "ids": json.dumps(later)}
+                ).fetchall()
+            ),
         )
         matched = {
             row[0]

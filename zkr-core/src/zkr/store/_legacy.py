@@ -22,6 +22,10 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
   (:func:`zkr.store.recall_index.build_recall_index`).
 * v12 (ours): only new objects (the listing indexes of ``memories``, ``erasures``), which
   the convergence on the fresh schema creates.
+* v13 (ours): the recall index is rebuilt for its neighbour window (two before, one after).
+* v14 (ours): the recall index is dropped and rebuilt with its language-aware analysis and
+  tokenizer (:func:`zkr.store.recall_index.recreate_recall_index`, :mod:`zkr.store.analysis`),
+  with a progress line on a terminal.
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is
@@ -90,8 +94,12 @@ def _run_steps(conn: sqlite3.Connection, version: int) -> None:
     _converge_on_fresh_schema(conn)
     if version < 10:
         fts_rows.rekey(conn)
-    if version < 13:  # 11: the recall index appears; 13: its neighbour window changes
-        recall_index.build_recall_index(conn)
+    if version < 14:  # 11: the recall index appears; 13: its window changes; 14: languages
+        from zkr.store._progress import terminal_progress
+
+        recall_index.recreate_recall_index(
+            conn, progress=terminal_progress("zkr: rebuilding the recall index (schema 14)")
+        )
 
 
 # ----------------------------------------------------------------------------------------------

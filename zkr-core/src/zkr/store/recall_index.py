@@ -35,9 +35,10 @@ but a row's context may hold a later neighbour's words (ranking only; never retu
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from zkr.enums import I64_MAX, I64_MIN
+from zkr.store.analysis import RECALL_TOKENIZER, index_text
 from zkr.store.fts_rows import unindex_source
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "RECALL_INDEX_DDL",
     "SESSION_GAP_SECONDS",
     "build_recall_index",
+    "recreate_recall_index",
     "index_capture",
     "purge_source",
     "refresh_evidence_sources",
@@ -58,9 +60,9 @@ AFTER = 1
 #: Two captures further apart in time than this are not neighbours (a new session).
 SESSION_GAP_SECONDS = 3 * 3600
 
-RECALL_INDEX_DDL = """
+RECALL_INDEX_DDL = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5(content, statement, context,
-  tokenize='porter unicode61');
+  tokenize="{RECALL_TOKENIZER}");
 CREATE INDEX IF NOT EXISTS sources_timeline ON sources(tenant_id, person_id, kind, captured_at);
 """
 
@@ -154,8 +156,10 @@ def _neighbours(
 
 
 def _context(before: list[Neighbour], after: list[Neighbour]) -> str:
-    """The neighbours' texts in time order."""
-    return "\n".join([row[2] for row in reversed(before)] + [row[2] for row in after])
+    """The neighbours' texts in time order, each as the index stores it (its own language)."""
+    return "\n".join(
+        [index_text(row[2]) for row in reversed(before)] + [index_text(row[2]) for row in after]
+    )
 
 
 def _statement(conn: sqlite3.Connection, tenant: str, person: str, source_id: str) -> str:
@@ -192,9 +196,10 @@ def _insert_row(
     assert isinstance(tenant, str) and isinstance(person, str)
     if statement is None:
         statement = _statement(conn, tenant, person, source_id)
+    assert isinstance(content, str)
     conn.execute(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
-        (row[0], content, statement, _context(before, after)),
+        (row[0], index_text(content), index_text(statement), _context(before, after)),
     )
 
 
@@ -297,9 +302,27 @@ SELECT rid, id, content{near} FROM ordered
 """
 
 
-def build_recall_index(conn: sqlite3.Connection) -> int:
-    """Fill ``recall_fts`` from scratch for every live source (migrations to schemas 11 and 13);
-    returns the number of rows written. Same rows as writing each capture one by one."""
+def recreate_recall_index(
+    conn: sqlite3.Connection, *, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Drop ``recall_fts`` and build it again with the current tokenizer and analysis (the
+    migration to schema 14: the table's tokenizer changed, which only a new table can take);
+    returns the number of rows written."""
+    conn.execute("DROP TABLE IF EXISTS recall_fts")
+    for statement in RECALL_INDEX_DDL.strip().split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+    return build_recall_index(conn, progress=progress)
+
+
+def build_recall_index(
+    conn: sqlite3.Connection, *, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Fill ``recall_fts`` from scratch for every live source (migrations to schemas 11, 13 and
+    14); returns the number of rows written. Same rows as writing each capture one by one.
+
+    *progress*, when given, is called with (rows prepared, rows in all) as the rows are
+    prepared (the analysis of their text is most of the work) and once at the end."""
     offsets = [-k for k in range(BEFORE, 0, -1)] + list(range(1, AFTER + 1))
     lags = "".join(
         f",\n    "
@@ -325,9 +348,24 @@ def build_recall_index(conn: sqlite3.Connection) -> int:
     ).fetchall():
         statements.setdefault(source_id, []).append(statement_text(subject, predicate, value))
     rows = []
-    for rid, source_id, content, *near_texts in conn.execute(_BUILD.format(lags=lags, near=near)):
-        context = "\n".join(text for text in near_texts if text is not None)
-        rows.append((rid, content, "\n".join(statements.get(source_id, ())), context))
+    live = conn.execute(_BUILD.format(lags=lags, near=near)).fetchall()
+    # A capture's text is analysed once, though it is read by its own row and its neighbours'.
+    analysed: dict[str, str] = {}
+
+    def text_of(text: str) -> str:
+        found = analysed.get(text)
+        if found is None:
+            found = analysed[text] = index_text(text)
+        return found
+
+    for done, (rid, source_id, content, *near_texts) in enumerate(live):
+        context = "\n".join(text_of(text) for text in near_texts if text is not None)
+        statement = index_text("\n".join(statements.get(source_id, ())))
+        rows.append((rid, text_of(content), statement, context))
+        if progress is not None and done % 1000 == 0:
+            progress(done, len(live))
+        if len(analysed) > 10_000:
+            analysed.clear()
     rows.sort()
     conn.executemany(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)", rows
@@ -337,4 +375,6 @@ def build_recall_index(conn: sqlite3.Connection) -> int:
     # remembers, remember at 0.49-0.57 x of contract-only instead of 0.74-0.82 x once merged
     # into one segment here (a second or two at that size).
     conn.execute("INSERT INTO recall_fts(recall_fts) VALUES ('optimize')")
+    if progress is not None:
+        progress(len(rows), len(rows))
     return len(rows)

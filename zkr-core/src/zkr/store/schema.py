@@ -5,7 +5,9 @@ little-endian float32 BLOBs and the read paths get the indexes they need; versio
 ``source_fts`` row its source's rowid (``zkr.store.fts_rows``: delete by rowid); version 11 adds
 the recall index (``zkr.store.recall_index``: a stemmed second FTS table and a timeline index);
 version 12 adds the listing indexes of ``memories`` and the ``erasures`` table of ``forget``;
-version 13 rebuilds the recall index for its new neighbour window (two before, one after). A
+version 13 rebuilds the recall index for its new neighbour window (two before, one after);
+version 14 rebuilds it again, language-aware (``zkr.store.analysis``: Snowball stems per
+language, bigrams for scripts written without spaces, combining marks kept in words). A
 fresh database is created directly at the current version; an older one is migrated forward
 inside one IMMEDIATE transaction (all or nothing). Opening a database already at the current
 version writes nothing.
@@ -25,7 +27,7 @@ __all__ = [
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
 # JSON text).
