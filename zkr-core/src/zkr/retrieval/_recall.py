@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from zkr import models as m
+from zkr.retrieval import keyword_trust
 from zkr.retrieval._bounds import scope_has_live_source, search_budget
 from zkr.retrieval._claim_words import statement_words
 from zkr.retrieval._fts_query import quote, token_terms
@@ -45,7 +46,6 @@ from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._materialize import materialize_all, visible_claims
 from zkr.retrieval._query_dates import query_date_spans
-from zkr.store.analysis import RECALL_TOKENIZER, index_text, query_terms
 from zkr.retrieval._score_fusion import (
     CLAIM_WEIGHT,
     DATE_WEIGHT,
@@ -57,6 +57,8 @@ from zkr.retrieval._score_fusion import (
     fuse_scores,
     neighbours,
 )
+from zkr.retrieval.keyword_trust import lexical_share
+from zkr.store.analysis import RECALL_TOKENIZER, index_text, query_terms
 
 if TYPE_CHECKING:
     from zkr.embeddings.dense import DenseRanks
@@ -390,7 +392,7 @@ FROM sources AS s WHERE s.id IN (SELECT value FROM json_each(:ids))
 # A scratch index with the recall index's tokenizer, private to the connection (temp schema).
 _SCRATCH = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_then"
-    f" USING fts5(source_id UNINDEXED, content, statement, tokenize=\"{RECALL_TOKENIZER}\")"
+    f' USING fts5(source_id UNINDEXED, content, statement, tokenize="{RECALL_TOKENIZER}")'
 )
 
 
@@ -834,6 +836,17 @@ def _fuse_lexical(
     )
 
 
+def _texts(conn: sqlite3.Connection, source_ids: Sequence[str]) -> list[str]:
+    """The texts of *source_ids*, in order (the keyword list's first hits)."""
+    found = dict(
+        conn.execute(
+            "SELECT id, content FROM sources WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(source_ids)),),
+        ).fetchall()
+    )
+    return [found[source_id] for source_id in source_ids if source_id in found]
+
+
 def _fuse_hybrid_scores(
     conn: sqlite3.Connection,
     request: m.SearchRequest,
@@ -889,7 +902,10 @@ def _fuse_hybrid_scores(
         m.bounded_limit(request.limit),
         times=times,
         date_spans=query_date_spans(request.query) if tuning.date_weight else (),
-        lexical_share=tuning.lexical_share,
+        # Keywords in another language than the question's are noise (zkr.retrieval.keyword_trust).
+        lexical_share=lexical_share(
+            tuning.lexical_share, request.query, _texts(conn, anchors[: keyword_trust.HEAD])
+        ),
         neighbour_weight=tuning.neighbour_weight,
         session_weight=tuning.session_weight,
         date_weight=tuning.date_weight,

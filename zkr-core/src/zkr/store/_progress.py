@@ -1,5 +1,5 @@
 """A progress line on stderr for long store work (a migration rebuilding an index), shown only
-when stderr is a terminal: a pipe or a log file gets nothing, so one-line JSON answers stay clean."""
+when stderr is a terminal: a pipe or a log file gets nothing, so JSON answers stay clean."""
 
 from __future__ import annotations
 

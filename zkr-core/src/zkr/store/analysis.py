@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 from zkr.store.languages import ENGLISH, latin_language, script_of, stop_words
 
@@ -76,7 +76,7 @@ _SNOWBALL = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _stemmer(language: str) -> Callable[[str], str] | None:
     """The Snowball stemmer of *language* (its module alone is imported), or ``None``."""
     name = _SNOWBALL.get(language)

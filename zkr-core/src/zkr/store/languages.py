@@ -173,14 +173,14 @@ def script_of(char: str) -> str | None:
     return None
 
 
-def latin_language(text: str) -> str:
+def latin_language(text: str, default: str = ENGLISH) -> str:
     """The language of *text*'s Latin words: the one whose function words it holds most often;
-    English on a tie with English, or when no function word is found."""
+    English on a tie with English; *default* when no function word is found."""
     votes: Counter[str] = Counter()
     for word in _LATIN_WORD.findall(text.lower()):
         votes.update(_VOTERS.get(word, ()))
     if not votes:
-        return ENGLISH
+        return default
     best = max(votes.values())
     if votes[ENGLISH] == best:
         return ENGLISH

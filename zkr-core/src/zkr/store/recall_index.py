@@ -47,9 +47,9 @@ __all__ = [
     "RECALL_INDEX_DDL",
     "SESSION_GAP_SECONDS",
     "build_recall_index",
-    "recreate_recall_index",
     "index_capture",
     "purge_source",
+    "recreate_recall_index",
     "refresh_evidence_sources",
     "statement_text",
 ]
