@@ -151,8 +151,23 @@ _SCRIPT_STOP_WORDS = {
         लिए द्वारा साथ बाद तक नहीं
     """,
 }
+# More function words, dropped from queries only (they decide no language).
+_QUERY_ONLY = {
+    "de": """
+        alle allem allen aller alles also ander andere anderen anderer anderes bin bis bist damit
+        dass daß dein deine durch einig einige einigen einiger einmal etwas euer eure gewesen hab
+        habe hier hin hinter indem ins jede jedem jeden jeder jedes jetzt kein keine keinem
+        keinen keiner man manche mein meine meinem meinen meiner mich muss musste nichts nun
+        ohne seinem seinen seiner selbst solche soll sollte sondern sonst uns unser unsere
+        viel vor während weg weil weiter welchem welchen wieder will wirst wollen wollte würde
+        würden zwar zwischen
+    """,
+}
 _STOP_WORDS: dict[str, frozenset[str]] = {
-    **FUNCTION_WORDS,
+    **{
+        language: words | frozenset(_QUERY_ONLY.get(language, "").split())
+        for language, words in FUNCTION_WORDS.items()
+    },
     **{language: frozenset(words.split()) for language, words in _SCRIPT_STOP_WORDS.items()},
 }
 
