@@ -136,7 +136,8 @@ def query_terms(query: str, terms: list[str]) -> list[str]:
     English stop words already dropped) for an English query, else its words as
     :func:`index_text` stores them, without the function words of their language (all of them
     when only function words remain), unique, at most :data:`MAX_QUERY_TERMS`."""
-    latin = latin_language(query)
+    # A question is short: one function word of another language decides it.
+    latin = latin_language(query, min_votes=1)
     if latin == ENGLISH and not _NEEDS_WORK.search(query):
         return terms
     kept: dict[str, None] = {}

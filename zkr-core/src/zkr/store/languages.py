@@ -171,6 +171,9 @@ _STOP_WORDS: dict[str, frozenset[str]] = {
     **{language: frozenset(words.split()) for language, words in _SCRIPT_STOP_WORDS.items()},
 }
 
+#: Another language than English needs this many function words to be decided.
+MIN_VOTES = 2
+
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
 # Each function word -> the languages whose list holds it (one lookup per word of a text).
 _VOTERS: dict[str, tuple[str, ...]] = {}
@@ -188,9 +191,10 @@ def script_of(char: str) -> str | None:
     return None
 
 
-def latin_language(text: str, default: str = ENGLISH) -> str:
-    """The language of *text*'s Latin words: the one whose function words it holds most often;
-    English on a tie with English; *default* when no function word is found."""
+def latin_language(text: str, default: str = ENGLISH, min_votes: int = MIN_VOTES) -> str:
+    """The language of *text*'s Latin words: the one whose function words it holds most often
+    (at least *min_votes* of them: a query, short, passes 1); English on a tie with English;
+    *default* when no function word decides."""
     votes: Counter[str] = Counter()
     for word in _LATIN_WORD.findall(text.lower()):
         votes.update(_VOTERS.get(word, ()))
@@ -199,6 +203,9 @@ def latin_language(text: str, default: str = ENGLISH) -> str:
     best = max(votes.values())
     if votes[ENGLISH] == best:
         return ENGLISH
+    if best < min_votes:
+        # One accidental function word ("em" in "Go get 'em!") decides nothing.
+        return ENGLISH if votes[ENGLISH] else default
     return min(language for language, count in votes.items() if count == best)
 
 
