@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 
 from zkr.store.languages import ENGLISH, latin_language, script_of, stop_words
 
@@ -114,17 +114,46 @@ def words_of(word: str, latin: str) -> list[str]:
     return pieces
 
 
+#: Stems already computed, by (language, word): Snowball in pure Python costs tens of
+#: microseconds a word, and a person's words repeat. Cleared when it grows past this.
+_STEMS_KEPT = 100_000
+_stems: dict[tuple[str, str], str] = {}
+
+
 def _stemmed(word: str, latin: str) -> str:
     language = _language(word, latin)
     if language == ENGLISH:
         return word
-    stem = _stemmer(language)
-    return word if stem is None else stem(word.lower())
+    key = (language, word)
+    found = _stems.get(key)
+    if found is None:
+        stem = _stemmer(language)
+        found = word if stem is None else stem(word.lower())
+        if len(_stems) >= _STEMS_KEPT:
+            _stems.clear()
+        _stems[key] = found
+    return found
+
+
+@lru_cache(maxsize=512)
+def _index_short_text(text: str) -> str:
+    return _index_text(text)
 
 
 def index_text(text: str) -> str:
     """*text* as the recall index stores it: English unchanged, other languages' words stemmed,
-    runs of scripts without spaces as bigrams (see the module's docstring)."""
+    runs of scripts without spaces as bigrams (see the module's docstring).
+
+    Short texts are remembered (a few hundred): each ``remember`` prepares its neighbours' texts
+    again for their context, and those were prepared when they were stored."""
+    return _index_short_text(text) if len(text) <= _CACHED_LENGTH else _index_text(text)
+
+
+#: Texts up to this many characters are kept by :func:`index_text`'s cache.
+_CACHED_LENGTH = 4096
+
+
+def _index_text(text: str) -> str:
     latin = latin_language(text)
     if latin == ENGLISH and not _NEEDS_WORK.search(text):
         return text

@@ -22,7 +22,6 @@ Latin language. Deciding costs one set lookup per Latin word (a few microseconds
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 __all__ = [
     "ENGLISH",
@@ -195,10 +194,13 @@ def latin_language(text: str, default: str = ENGLISH, min_votes: int = MIN_VOTES
     """The language of *text*'s Latin words: the one whose function words it holds most often
     (at least *min_votes* of them: a query, short, passes 1); English on a tie with English;
     *default* when no function word decides."""
-    votes: Counter[str] = Counter()
+    votes: dict[str, int] = {ENGLISH: 0}
     for word in _LATIN_WORD.findall(text.lower()):
-        votes.update(_VOTERS.get(word, ()))
-    if not votes:
+        voters = _VOTERS.get(word)
+        if voters is not None:
+            for language in voters:
+                votes[language] = votes.get(language, 0) + 1
+    if len(votes) == 1 and not votes[ENGLISH]:
         return default
     best = max(votes.values())
     if votes[ENGLISH] == best:
