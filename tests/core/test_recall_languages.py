@@ -36,7 +36,7 @@ MEMORIES = [
     "東京の桜は四月に満開になりました。",  # ja: Tokyo's cherry blossoms bloomed in April
     "ข้าวผัดกุ้งเป็นอาหารจานโปรดของฉัน",  # th: shrimp fried rice is my favourite dish
     "Мы читали эти книги всю зиму.",  # ru: we read these books all winter
-    "Die alten Häuser am Hafen wurden abgerissen.",  # de
+    "Das alte Haus am Hafen wurde abgerissen.",  # de
     "Caroline works as a nurse at the city hospital.",
 ]
 
@@ -55,8 +55,8 @@ def stored(tmp_path: Path) -> MemoryDb:
         ("黑豹队的防守丢了多少分", 0),  # Chinese, no spaces: found by its bigrams
         ("桜はいつ満開", 1),  # Japanese
         ("อาหารจานโปรด", 2),  # Thai
-        ("Какую книгу они читали?", 3),  # Russian: книгу / книги share the stem
-        ("Was geschah mit dem Haus?", 4),  # German: Haus / Häuser share the stem
+        ("Какую книгу читает она?", 3),  # Russian: книгу / книги, читает / читали
+        ("Was geschah mit den Häusern?", 4),  # German: Häusern / Haus share the stem
         ("nurses", 5),  # English: Porter, as before
     ],
 )
