@@ -97,6 +97,7 @@ GENERATORS = (
     ("zkr._generate_methods", ("--write",), ("--check",)),
     ("zkr_openclaw_bridge.tool_list", (), ("--check",)),
     ("zkr_mcp.docs", ("--write", "docs/zkr-mcp.md"), ("--check", "docs/zkr-mcp.md")),
+    ("zkr_mcp.registry", ("--write",), ("--check",)),
 )
 
 
