@@ -406,3 +406,14 @@ def locomo(session: nox.Session) -> None:
     _sync(session, "--all-packages")
     out = os.environ.get("ZKR_LOCOMO_OUT", "locomo-report.json")
     session.run("python", "benchmarks/locomo.py", "--out", out, *session.posargs)
+
+
+@nox.session
+def multilingual(session: nox.Session) -> None:
+    """Recall in many languages on XQuAD's development languages (issue 29): contract, recall
+    lexical, recall hybrid e5, dense e5 and plain FTS5 baselines per language, plus English
+    questions over each; writes multilingual-report.json. Not in CI. The data is read from
+    ../shared/data/xquad at run time and never copied (CC BY-SA 4.0)."""
+    _sync(session, "--all-packages")
+    out = os.environ.get("ZKR_MULTILINGUAL_OUT", "multilingual-report.json")
+    session.run("python", "benchmarks/multilingual.py", "--out", out, *session.posargs)
