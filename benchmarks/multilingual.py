@@ -1,8 +1,9 @@
 """Keyword and hybrid recall in many languages, measured on XQuAD (issue 29).
 
-XQuAD (CC BY-SA 4.0) is read at run time from ``../shared/data/xquad`` (``--data``) and never
-copied. Its PROVENANCE.md splits the languages: **development** (de, es, ru, zh, ar, hi: tune on
-these) and **held-out** (th, tr, vi, el, ro, en: verification only, ``--held-out``).
+XQuAD (CC BY-SA 4.0) is read at run time from ``/work/shared/data/xquad`` (``--data``, or
+``ZKR_XQUAD_DIR``) and never copied. Its PROVENANCE.md splits the languages: **development**
+(de, es, ru, zh, ar, hi: tune on these) and **held-out** (th, tr, vi, el, ro, en: verification
+only, ``--held-out``).
 
 For each language L, one fresh zkr database; each of the 240 paragraphs is one ``remember`` (kind
 ``document``, tenant ``xquad``, person L, captured one day apart, so no neighbour or session
@@ -61,7 +62,7 @@ DAY = 86_400
 START = 1_600_000_000
 LIMIT = 10
 _STARTED = time.perf_counter()
-_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "xquad"
+_DATA = Path(os.environ.get("ZKR_XQUAD_DIR", "/work/shared/data/xquad"))
 
 
 def log(message: str) -> None:
