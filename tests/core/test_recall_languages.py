@@ -155,3 +155,26 @@ def test_a_version_13_file_is_rebuilt_language_aware_on_open(tmp_path: Path) -> 
             db.conn.execute("SELECT rowid, * FROM recall_fts ORDER BY rowid").fetchall() == expected
         )
         assert search(db, "黑豹队的防守丢了多少分")[0] == MEMORIES[0]
+
+
+def test_the_rebuild_reports_its_progress(stored: MemoryDb) -> None:
+    from zkr.store.recall_index import recreate_recall_index
+
+    seen: list[tuple[int, int]] = []
+    with stored.atomic() as conn:
+        written = recreate_recall_index(
+            conn, progress=lambda done, total: seen.append((done, total))
+        )
+    assert written == len(MEMORIES)
+    assert seen[0] == (0, len(MEMORIES))
+    assert seen[-1] == (len(MEMORIES), len(MEMORIES))
+
+
+def test_progress_is_silent_off_a_terminal() -> None:
+    import io
+
+    from zkr.store._progress import terminal_progress
+
+    stream = io.StringIO()
+    terminal_progress("rebuilding", stream)(5, 10)
+    assert stream.getvalue() == ""
