@@ -29,6 +29,7 @@ from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.retrieval._fusion import Target
 from zkr.retrieval._lexical import _resolve
+from zkr.store.analysis import RECALL_TOKENIZER, index_text
 from zkr.store.recall_index import SESSION_GAP_SECONDS
 
 LITERAL = """
@@ -172,9 +173,11 @@ def matches_then(conn: sqlite3.Connection, source_id: str, match: str, recorded_
     scratch = sqlite3.connect(":memory:")
     try:
         scratch.execute(
-            "CREATE VIRTUAL TABLE t USING fts5(content, statement, tokenize='porter unicode61')"
+            f'CREATE VIRTUAL TABLE t USING fts5(content, statement, tokenize="{RECALL_TOKENIZER}")'
         )
-        scratch.execute("INSERT INTO t VALUES (?, ?)", (content, " ".join(statements)))
+        scratch.execute(
+            "INSERT INTO t VALUES (?, ?)", (index_text(content), index_text(" ".join(statements)))
+        )
         return scratch.execute("SELECT 1 FROM t WHERE t MATCH ?", (match,)).fetchone() is not None
     finally:
         scratch.close()
