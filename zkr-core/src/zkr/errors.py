@@ -23,6 +23,7 @@ __all__ = [
     "SettingError",
     "StorageError",
     "UnknownPluginError",
+    "UnknownToolError",
     "ZkrError",
 ]
 
@@ -141,3 +142,9 @@ class StorageError(ZkrError):
     """The database itself failed (SQLite or a replica's server); the message names no data."""
 
     code = "database_error"
+
+
+class UnknownToolError(ZkrError, LookupError):
+    """A host was asked for a tool that no operation of the table offers."""
+
+    code = "unknown_tool"
