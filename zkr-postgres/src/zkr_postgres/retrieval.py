@@ -18,9 +18,10 @@ Ranking: zkr's *recall* ranking (``docs/recall.md``) in SQL, documented in ``doc
 - **dense** (with a ``query_embedding`` and no ``as_of``): pgvector's distance operator of the
   lane's distance over the scope's vectors (exact: per-person scopes are small), mapped to
   targets the same way;
-- **fusion**: zkr's own weighted reciprocal-rank fusion (``zkr.retrieval._recall.fuse_weighted``,
-  k :data:`RRF_K`, lexical weight 1, dense weight :data:`DENSE_WEIGHT`), over each list's head of
-  ``max(4 × limit, 50)`` candidates; relevance in basis points of the best.
+- **fusion**: zkr's own weighted reciprocal-rank fusion
+  (``zkr.retrieval.recall_parts.fuse_weighted``, k :data:`RRF_K`, lexical weight 1, dense weight
+  :data:`DENSE_WEIGHT`), over each list's head of ``max(4 × limit, 50)`` candidates; relevance in
+  basis points of the best.
 """
 
 from __future__ import annotations
@@ -35,10 +36,9 @@ from psycopg import sql
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.retrieval._fts_query import token_terms
 
 # The recall ranking's parameters and fusion are zkr's own (one definition for both stores).
-from zkr.retrieval._recall import (
+from zkr.retrieval.recall_parts import (
     CANDIDATES_PER_ITEM,
     CONTEXT_WEIGHT,
     DENSE_WEIGHT,
@@ -48,6 +48,7 @@ from zkr.retrieval._recall import (
     RRF_K,
     STOP_WORDS,
     fuse_weighted,
+    token_terms,
 )
 from zkr_postgres._db import Conn
 from zkr_postgres.believed import corrected_after
