@@ -152,10 +152,13 @@ def _private_zkr_uses(tree: ast.AST) -> list[tuple[int, str]]:
                 target = target.value
             if isinstance(target, ast.Name):
                 names = [".".join([target.id, *parts])]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"zkr(\.\w+)+", node.value)
+        ):
             # importlib.import_module("zkr._x"), monkeypatch targets and the like
-            if re.fullmatch(r"zkr(\.\w+)+", node.value):
-                names = [node.value]
+            names = [node.value]
         found += [
             (node.lineno, name)  # type: ignore[attr-defined]
             for name in names
