@@ -14,7 +14,7 @@ from typing import Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.retrieval.chains import assemble_history, cited_evidence  # zkr's own answer
+from zkr.retrieval.chains import assemble_history, cited_evidence, correction_of
 from zkr.store.record_tables import CLAIM, read_record
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
@@ -122,17 +122,10 @@ def _version(conn: Conn, params: dict[str, Any]) -> _Version:
         evidence.append(cited_evidence((eid, sid, kind, relation, confidence, quote, *times)))
         origins[eid] = bool(origin)
     later = conn.execute(_LATER, params).fetchone()
-    corrected_by = None
-    if later is not None:
-        corrected_by = m.HistoryCorrection(
-            superseded_claim_id=claim.id,
-            claim_id=later[0],
-            source_id=later[1],
-            evidence_id=later[2],
-            valid_at=later[3],
-            recorded_at=later[4],
-        )
     version = m.ClaimVersion(
-        claim=claim, erased_at=row["erased_at"], evidence=evidence, corrected_by=corrected_by
+        claim=claim,
+        erased_at=row["erased_at"],
+        evidence=evidence,
+        corrected_by=correction_of(claim.id, later),
     )
     return version, origins

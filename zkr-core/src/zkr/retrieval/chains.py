@@ -38,7 +38,23 @@ from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["assemble_history", "cited_evidence", "history"]
+__all__ = ["assemble_history", "cited_evidence", "correction_of", "history"]
+
+
+def correction_of(claim_id: str, row: Sequence[Any] | None) -> m.HistoryCorrection | None:
+    """The correction that superseded *claim_id*, from its values (new claim, source, evidence,
+    valid at, recorded at), or ``None`` without one (zkr-postgres builds it too)."""
+    if row is None:
+        return None
+    new_claim, source_id, evidence_id, valid_at, recorded_at = row
+    return m.HistoryCorrection(
+        superseded_claim_id=claim_id,
+        claim_id=new_claim,
+        source_id=source_id,
+        evidence_id=evidence_id,
+        valid_at=valid_at,
+        recorded_at=recorded_at,
+    )
 
 
 def cited_evidence(values: Sequence[Any]) -> m.HistoryEvidence:
@@ -222,21 +238,11 @@ def _version(
         " ORDER BY recorded_at, claim_id LIMIT 1",
         (*scope, claim_id, then),
     ).fetchone()
-    corrected_by = None
-    if row is not None:
-        corrected_by = m.HistoryCorrection(
-            superseded_claim_id=claim_id,
-            claim_id=row[0],
-            source_id=row[1],
-            evidence_id=row[2],
-            valid_at=row[3],
-            recorded_at=row[4],
-        )
     version = m.ClaimVersion(
         claim=body,
         erased_at=None if erased is None else erased[0],
         evidence=evidence,
-        corrected_by=corrected_by,
+        corrected_by=correction_of(claim_id, row),
     )
     return version, origins
 
