@@ -18,17 +18,19 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from zkr.db import MemoryDb
 from zkr.envelope import error_code, error_message
 from zkr.errors import DatabaseBusy, UnknownToolError
 from zkr.models import QueryEmbedding
 from zkr.operations import OPERATIONS, Operation, to_json
 from zkr.store.opening import is_busy
 from zkr.tools import operation_for_tool, tool_request
+
+if TYPE_CHECKING:  # the host kit runs operations; it does not open databases (no facade import)
+    from zkr.db import MemoryDb
 
 __all__ = ["BUSY_ATTEMPTS", "call_tool", "retry_busy", "run_scoped", "tool_failure"]
 
