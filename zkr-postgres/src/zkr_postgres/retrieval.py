@@ -112,15 +112,18 @@ def _scope(alias: str) -> str:
     return f"{alias}.tenant_id = %(t)s AND {alias}.person_id = %(p)s"
 
 
+# A supporting evidence that may be cited: live, on a live source ({evidence}, {source}).
+_CITABLE = """EXISTS (SELECT 1 FROM zkr.claim_evidence l2
+ JOIN zkr.evidence e2 ON {e2} AND e2.id = l2.evidence_id AND {evidence}
+ JOIN zkr.sources s2 ON {s2} AND s2.id = e2.source_id AND {source}
+ WHERE {l2} AND l2.claim_id = {claim_id} AND l2.relation = 'supports')"""
+
+
 def _citable(rules: _Rules, claim_id: str) -> str:
     """EXISTS: the claim has a supporting evidence that may be cited (live, on a live source)."""
-    return (
-        "EXISTS (SELECT 1 FROM zkr.claim_evidence l2"
-        f" JOIN zkr.evidence e2 ON {_scope('e2')} AND e2.id = l2.evidence_id"
-        f" AND {rules.evidence('e2')}"
-        f" JOIN zkr.sources s2 ON {_scope('s2')} AND s2.id = e2.source_id AND {rules.source('s2')}"
-        f" WHERE {_scope('l2')} AND l2.claim_id = {claim_id} AND l2.relation = 'supports')"
-    )
+    aliases = {alias: _scope(alias) for alias in ("e2", "s2", "l2")}
+    evidence, source = rules.evidence("e2"), rules.source("s2")
+    return _CITABLE.format(**aliases, evidence=evidence, source=source, claim_id=claim_id)
 
 
 def _mapped(rules: _Rules, hits: str) -> str:
