@@ -171,25 +171,27 @@ def upsert_sql(
     )
 
 
-_SCOPE = (Column("tenant_id", "tenant_id"), Column("person_id", "person_id"))
+def _fields(
+    *names: str, under: str = "", storage: Storage = "plain", **flags: bool
+) -> tuple[Column, ...]:
+    """Columns named as the record fields they hold (those of *under*, a nested body)."""
+    prefix = f"{under}." if under else ""
+    return tuple(Column(name, prefix + name, storage, **flags) for name in names)
+
+
+_ID_AND_SCOPE = _fields("id", "tenant_id", "person_id")
 
 SOURCE = RecordTable(
     "source",
     m.SourceRecord,
     "sources",
     (
-        Column("id", "source.id"),
-        Column("tenant_id", "source.tenant_id"),
-        Column("person_id", "source.person_id"),
-        Column("revision", "source.revision"),
-        Column("kind", "source.kind", "quoted"),
-        Column("content", "source.content", served=True),
-        Column("captured_at", "source.captured_at"),
-        Column("recorded_at", "source.recorded_at"),
-        Column("deleted_at", "source.deleted_at"),
-        Column("ingestion_key", "ingestion_key", served=True),
-        Column("origin_evidence_id", "origin_evidence_id", deferred=True),
-        Column("origin_claim_id", "origin_claim_id", deferred=True),
+        *_fields("id", "tenant_id", "person_id", "revision", under="source"),
+        *_fields("kind", under="source", storage="quoted"),
+        *_fields("content", under="source", served=True),
+        *_fields("captured_at", "recorded_at", "deleted_at", under="source"),
+        *_fields("ingestion_key", served=True),
+        *_fields("origin_evidence_id", "origin_claim_id", deferred=True),
     ),
 )
 
@@ -198,14 +200,10 @@ EVIDENCE = RecordTable(
     m.EvidenceRecord,
     "evidence",
     (
-        Column("id", "evidence.id"),
-        Column("tenant_id", "evidence.tenant_id"),
-        Column("person_id", "evidence.person_id"),
-        Column("source_id", "evidence.source_id"),
-        Column("source_revision", "evidence.source_revision"),
-        Column("quote", "evidence.quote", served=True),
-        Column("recorded_at", "evidence.recorded_at"),
-        Column("deleted_at", "deleted_at"),
+        *_fields("id", "tenant_id", "person_id", "source_id", "source_revision", under="evidence"),
+        *_fields("quote", under="evidence", served=True),
+        *_fields("recorded_at", under="evidence"),
+        *_fields("deleted_at"),
     ),
     # Never recorded (contract §7.3); the locator is its own table (EVIDENCE_LOCATOR).
     constants={"evidence.byte_range": None, "locator": None},
@@ -218,12 +216,8 @@ EVIDENCE_LOCATOR = RecordTable(
     m.LocatorInput,
     "evidence_locators",
     (
-        Column("device_id", "device_id", kept=True),
-        Column("provider", "provider", kept=True),
-        Column("stream_id", "stream_id", kept=True),
-        Column("segment_id", "segment_id", kept=True),
-        Column("start_ms", "start_ms"),
-        Column("end_ms", "end_ms"),
+        *_fields("device_id", "provider", "stream_id", "segment_id", kept=True),
+        *_fields("start_ms", "end_ms"),
     ),
     key=("evidence_id",),
 )
@@ -233,17 +227,14 @@ CLAIM = RecordTable(
     m.ClaimRecord,
     "claims",
     (
-        Column("id", "id"),
-        *_SCOPE,
-        Column("subject", "subject", served=True),
-        Column("predicate", "predicate", served=True),
-        Column("value", "value", served=True),
-        Column("kind", "kind"),
+        *_ID_AND_SCOPE,
+        *_fields("subject", "predicate", "value", served=True),
+        *_fields("kind"),
         Column("valid_from", "valid_time.from_"),
         Column("valid_until", "valid_time.until"),
         Column("recorded_from", "recorded_time.from_"),
         Column("recorded_until", "recorded_time.until"),
-        Column("status", "status"),
+        *_fields("status"),
     ),
 )
 
@@ -252,11 +243,9 @@ CLAIM_EVIDENCE = RecordTable(
     m.ClaimEvidenceRecord,
     "claim_evidence",
     (
-        *_SCOPE,
-        Column("claim_id", "claim_id"),
-        Column("evidence_id", "evidence_id"),
-        Column("relation", "relation", "quoted"),
-        Column("confidence_basis_points", "confidence_basis_points"),
+        *_fields("tenant_id", "person_id", "claim_id", "evidence_id"),
+        *_fields("relation", storage="quoted"),
+        *_fields("confidence_basis_points"),
     ),
     key=("claim_id", "evidence_id"),
 )
@@ -265,14 +254,15 @@ CORRECTION = RecordTable(
     "correction",
     m.CorrectionRecord,
     "corrections",
-    (
-        *_SCOPE,
-        Column("superseded_claim_id", "superseded_claim_id"),
-        Column("claim_id", "claim_id"),
-        Column("source_id", "source_id"),
-        Column("evidence_id", "evidence_id"),
-        Column("valid_at", "valid_at"),
-        Column("recorded_at", "recorded_at"),
+    _fields(
+        "tenant_id",
+        "person_id",
+        "superseded_claim_id",
+        "claim_id",
+        "source_id",
+        "evidence_id",
+        "valid_at",
+        "recorded_at",
     ),
     key=("superseded_claim_id", "claim_id"),
 )
@@ -282,13 +272,10 @@ PROFILE = RecordTable(
     m.ProfileRecord,
     "profile_entries",
     (
-        Column("id", "id"),
-        *_SCOPE,
-        Column("key", "key", kept=True),
-        Column("value", "value", kept=True),
-        Column("stability", "stability", "quoted"),
-        Column("claim_id", "claim_id"),
-        Column("recorded_at", "recorded_at"),
+        *_ID_AND_SCOPE,
+        *_fields("key", "value", kept=True),
+        *_fields("stability", storage="quoted"),
+        *_fields("claim_id", "recorded_at"),
     ),
 )
 
@@ -297,12 +284,10 @@ DAILY_REVIEW = RecordTable(
     m.DailyReviewRecord,
     "daily_reviews",
     (
-        Column("id", "id"),
-        *_SCOPE,
-        Column("day", "day", kept=True),
-        Column("summary", "summary", kept=True),
-        Column("evidence_ids", "evidence_ids", "json"),
-        Column("recorded_at", "recorded_at"),
+        *_ID_AND_SCOPE,
+        *_fields("day", "summary", kept=True),
+        *_fields("evidence_ids", storage="json"),
+        *_fields("recorded_at"),
     ),
 )
 
