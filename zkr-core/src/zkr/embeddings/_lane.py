@@ -41,12 +41,15 @@ class LaneTuning:
     ``rebuild_share``: a refresh touching more than 1/share of the lane rebuilds it instead.
     ``headroom_share``: a full build reserves 1/share more slots, so new vectors rarely force a
     copy of the matrix (every spare slot is resident memory in ``serve``).
+    ``file_rows``: a full build of at least this many rows is saved beside the database
+    (:mod:`zkr.embeddings._lane_file`) for the next process; 0 never saves or reads a file.
     """
 
     block_rows: int = 8192
     load_chunk: int = 4096
     rebuild_share: int = 4
     headroom_share: int = 32
+    file_rows: int = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +200,8 @@ class DenseLane:
         self.pairs = None
 
     def map_all(self, rows: Sequence[Target], mapped: Sequence[Target]) -> None:
-        """Set the mapping of a freshly built lane from pairs: row ``rows[i]`` maps to target
-        ``mapped[i]``; a row's pairs are adjacent. Pairs of rows not in the lane are ignored."""
+        """Set the mapping of a freshly built lane from pairs (in any order): row ``rows[i]``
+        maps to target ``mapped[i]``. Pairs of rows not in the lane are ignored."""
         if not rows:
             return
         slot_list = list(map(self.slot_of.get, rows, itertools.repeat(-1)))
@@ -214,6 +217,9 @@ class DenseLane:
         self.target_index.update(zip(new, itertools.count(len(self.target_keys))))
         self.target_keys.extend(new)
         index = np.fromiter(map(self.target_index.__getitem__, mapped), np.intp, len(mapped))
+        # A row's pairs side by side, its targets in first-seen order.
+        order = np.argsort(slots, kind="stable")
+        slots, index = slots[order], index[order]
         # Each slot's first pair sets ``first``; the (rare) slots with more pairs keep the rest.
         starts = np.flatnonzero(np.r_[True, slots[1:] != slots[:-1]])
         self.first[slots[starts]] = index[starts]

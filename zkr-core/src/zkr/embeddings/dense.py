@@ -29,9 +29,9 @@ import numpy as np
 
 from zkr import models as m
 from zkr.embeddings._lane import DenseLane, LaneRow, LaneTuning
+from zkr.embeddings._lane_file import read_lane, save_lane
 from zkr.embeddings._lane_rows import (
     LaneKey,
-    Only,
     certified_blocks,
     checked_rows,
     lane_row_count,
@@ -247,7 +247,7 @@ def load_lane(
     snapshot: the cached lane refreshed by what was ticked since, or a fresh build (with
     *tuning*, or the defaults)."""
     lane_key = (tenant_id, person_id, model, version)
-    tuning = tuning or LaneTuning()
+    tuning = tuning or getattr(db, "lane_tuning", None) or LaneTuning()
     if not cache:
         return _build(conn, lane_key, None, tuning)
     # No ticks to follow (no embedding_dirty table): keep a lane only until the data changes.
@@ -263,9 +263,25 @@ def load_lane(
         and (kept.tick == tick or _refresh(conn, lane_key, kept, tick))
     ):
         return kept
-    lane = _build(conn, lane_key, tick, tuning)
+    lane = _saved_lane(conn, lane_key, tick, tuning)
+    if lane is None:
+        lane = _build(conn, lane_key, tick, tuning)
+        if tuning.file_rows and len(lane) >= tuning.file_rows:
+            save_lane(conn, lane_key, lane)
     lanes[lane_key] = lane
     return lane
+
+
+def _saved_lane(
+    conn: sqlite3.Connection, lane_key: LaneKey, tick: int, tuning: LaneTuning
+) -> DenseLane | None:
+    """The lane's file brought to *tick*, ``None`` when there is none or a build is better."""
+    if not tuning.file_rows:
+        return None
+    lane = read_lane(conn, lane_key, tick, tuning)
+    if lane is None or lane.tick is None:
+        return None
+    return lane if lane.tick == tick or _refresh(conn, lane_key, lane, tick) else None
 
 
 def _stamped_lane(
