@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import shutil
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import zkr.embeddings.dense as dense
 import zkr.embeddings.projections as embeddings
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings.dense import LaneTuning, cached_lanes, dense_ranking
+from zkr.embeddings.dense import cached_lanes, dense_ranking
 from zkr.errors import ZkrError
-from zkr.store.sidecars import SIDECAR_SUFFIX
 
 SCOPES = [("t", "p"), ("t", "q")]
 LANES = [("m", "v"), ("m2", "v")]
@@ -512,6 +508,13 @@ def test_every_raw_edit_keeps_the_backlog_exact(world: World, statement: int) ->
 # The next process loads the file at its tick and refreshes it by what was ticked since; after any
 # sequence of operations that answer must equal a fresh build. A file of another database is
 # ignored, and an erasure zeroes and removes every file (they hold vectors derived from text).
+
+import shutil  # noqa: E402  (this section's own imports, kept apart from the file's head)
+from pathlib import Path  # noqa: E402
+
+import zkr.embeddings.dense as dense  # noqa: E402
+from zkr.embeddings.dense import LaneTuning  # noqa: E402
+from zkr.store.sidecars import SIDECAR_SUFFIX  # noqa: E402
 
 SAVE_ALL = LaneTuning(file_rows=1)
 
