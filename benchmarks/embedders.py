@@ -1,7 +1,7 @@
 """Embedder throughput per CPU-second on 20-40-word passages, each setting in its own process.
 
     python benchmarks/embedders.py [--passages 256] [--settings minilm,minilm-t1,e5,e5-t1]
-                                   [--out benchmarks/reports/embedders.json]
+                                   [--xquad 60] [--out benchmarks/reports/embedders.json]
 
 Passages are LoCoMo dialogue turns of 20-40 words from the dev conversations (0-4), read from
 ``$ZKR_LOCOMO_DIR`` (default ``/work/shared/data/locomo``) at run time and never stored. Each
@@ -10,6 +10,12 @@ warm-up call (loads the model), then the passages in ``rebuild``'s batches, ``ro
 CPU time is the process's (all threads); ``per_cpu_second`` = passages / CPU seconds, the figure
 issue 27 asks for on a shared machine, beside ``per_wall_second``. A setting whose plugin is not
 installed is reported as missing.
+
+``--xquad N`` adds a multilingual check, dense retrieval only (no zkr store): for each XQuAD
+*development* language (de, es, ru, zh, ar, hi; ``$ZKR_XQUAD_DIR``, default
+``/work/shared/data/xquad``; see its PROVENANCE.md) the first N paragraphs are the passages and
+their questions the queries, asked in the same language and in English (the files are aligned);
+hit@1 and hit@5 of the question's own paragraph by cosine.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import locomo  # the sibling benchmark's loader
 
 DEV_CONVERSATIONS = [0, 1, 2, 3, 4]
+XQUAD_DIR = Path(os.environ.get("ZKR_XQUAD_DIR", "/work/shared/data/xquad"))
+XQUAD_DEV = ["de", "es", "ru", "zh", "ar", "hi"]
 # setting -> (plugin module, environment)
 SETTINGS: dict[str, tuple[str, dict[str, str]]] = {
     "minilm": ("zkr_embed_minilm", {}),
@@ -48,17 +56,60 @@ def passages(count: int) -> list[str]:
     return chosen[:count]
 
 
-def run_one(setting: str, count: int) -> dict[str, Any]:
-    """Measure one setting in this process."""
+def _embedder(setting: str) -> Any:
     import importlib
 
-    module_name, _env = SETTINGS[setting]
-    module = importlib.import_module(module_name)
-    embedder = next(
-        getattr(module, name)()
-        for name in ("MiniLMEmbedder", "E5Embedder")
-        if hasattr(module, name)
-    )
+    module = importlib.import_module(SETTINGS[setting][0])
+    names = ("MiniLMEmbedder", "E5Embedder")
+    return next(getattr(module, name)() for name in names if hasattr(module, name))
+
+
+def _xquad(language: str, paragraphs: int) -> tuple[list[str], list[tuple[str, int]]]:
+    """The first *paragraphs* contexts of *language* and (question, paragraph index) pairs."""
+    data = json.loads((XQUAD_DIR / f"xquad.{language}.json").read_text(encoding="utf-8"))
+    contexts: list[str] = []
+    questions: list[tuple[str, int]] = []
+    for article in data["data"]:
+        for paragraph in article["paragraphs"]:
+            if len(contexts) == paragraphs:
+                return contexts, questions
+            questions.extend((qa["question"], len(contexts)) for qa in paragraph["qas"])
+            contexts.append(paragraph["context"])
+    return contexts, questions
+
+
+def xquad_check(setting: str, paragraphs: int) -> dict[str, Any]:
+    """Dense hit@1/hit@5 per development language, questions in the language and in English."""
+    import numpy as np
+
+    embedder = _embedder(setting)
+    roles = getattr(embedder, "roles", ())
+
+    def embed(texts: list[str], role: str) -> Any:
+        vectors = embedder.embed_batch(texts, role=role) if roles else embedder.embed_batch(texts)
+        return np.asarray(vectors, dtype=np.float32)
+
+    _english, english_questions = _xquad("en", paragraphs)
+    english_vectors = embed([q for q, _ in english_questions], "query")
+    gold = np.array([g for _, g in english_questions])
+    result: dict[str, Any] = {}
+    for language in XQUAD_DEV:
+        contexts, questions = _xquad(language, paragraphs)
+        matrix = embed(contexts, "passage")
+        own = embed([q for q, _ in questions], "query")
+        for label, queries in ((language, own), (f"en->{language}", english_vectors)):
+            ranks = np.argsort(-(queries @ matrix.T), axis=1)
+            result[label] = {
+                "questions": len(gold),
+                "hit@1": round(float(np.mean(ranks[:, 0] == gold)), 3),
+                "hit@5": round(float(np.mean((ranks[:, :5] == gold[:, None]).any(axis=1))), 3),
+            }
+    return result
+
+
+def run_one(setting: str, count: int) -> dict[str, Any]:
+    """Measure one setting in this process."""
+    embedder = _embedder(setting)
     texts = passages(count)
     role = {"role": "passage"} if getattr(embedder, "roles", ()) else {}
     embedder.embed_batch(texts[:2], **role)  # loads the model
@@ -85,16 +136,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passages", type=int, default=256)
     parser.add_argument("--settings", default=",".join(SETTINGS))
     parser.add_argument("--out", type=Path, default=Path("embedders-report.json"))
+    parser.add_argument("--xquad", type=int, default=0, help="paragraphs per language (0: no)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args.one, args.passages)))
+        figures = run_one(args.one, args.passages)
+        if args.xquad:
+            figures["xquad_dense"] = xquad_check(args.one, args.xquad)
+        print(json.dumps(figures))
         return 0
     report: dict[str, Any] = {"load_average_at_start": list(os.getloadavg()), "settings": {}}
     for setting in args.settings.split(","):
         env = {**os.environ, **SETTINGS[setting][1]}
+        command = [sys.executable, __file__, "--one", setting, "--passages", str(args.passages)]
         done = subprocess.run(
-            [sys.executable, __file__, "--one", setting, "--passages", str(args.passages)],
+            [*command, "--xquad", str(args.xquad)],
             env=env,
             capture_output=True,
             text=True,
