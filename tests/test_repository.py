@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Every published distribution: the workspace's members (a new one is covered without an edit).
@@ -127,3 +130,105 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     ]
     # Strict mode and the checkout root, then the README's command verbatim and nothing else.
     assert lines == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', announced]
+
+
+def _private(dotted: str) -> bool:
+    """Whether a dotted zkr name reaches past the public API (a ``_name`` part, dunders aside)."""
+    return any(part.startswith("_") and not part.endswith("__") for part in dotted.split("."))
+
+
+def _private_zkr_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every place *tree* imports or names a private part of zkr-core."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Attribute):
+            parts: list[str] = []
+            target: ast.expr = node
+            while isinstance(target, ast.Attribute):
+                parts.insert(0, target.attr)
+                target = target.value
+            if isinstance(target, ast.Name):
+                names = [".".join([target.id, *parts])]
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"zkr(\.\w+)+", node.value)
+        ):
+            # importlib.import_module("zkr._x"), monkeypatch targets and the like
+            names = [node.value]
+        found += [
+            (node.lineno, name)  # type: ignore[attr-defined]
+            for name in names
+            if (name == "zkr" or name.startswith("zkr.")) and _private(name)
+        ]
+    return found
+
+
+def test_other_distributions_use_only_zkr_cores_public_api() -> None:
+    """zkr-core's internals (``zkr._x``, ``zkr.x._y``, ``from zkr.x import _y``) stay inside it:
+    every other distribution reaches zkr through public modules and names only (issue 31)."""
+    sources = [
+        path
+        for dist in DISTRIBUTIONS
+        if dist != "zkr-core"
+        for path in sorted((ROOT / dist / "src").rglob("*.py"))
+    ]
+    assert len(sources) > 50  # the scan sees the distributions' code
+    offences = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in sources
+        for line, name in _private_zkr_uses(ast.parse(path.read_text("utf-8")))
+    ]
+    assert offences == []
+
+
+def test_the_public_api_scan_finds_each_kind_of_private_use() -> None:
+    code = (
+        "import zkr._generate_methods\n"
+        "from zkr.retrieval._recall import RRF_K\n"
+        "from zkr.retrieval import _search\n"
+        "x = zkr.store._legacy\n"
+        "load('zkr.retrieval._recall')\n"
+        "from zkr import __version__, MemoryDb\n"
+        "from zkr_postgres._db import connect\n"
+    )
+    assert [line for line, _ in _private_zkr_uses(ast.parse(code))] == [1, 2, 3, 4, 5]
+
+
+def test_every_distribution_is_described_for_the_package_index() -> None:
+    # What PyPI shows and filters on: a summary, keywords, the Python versions CI tests (nox's
+    # hermes matrix runs 3.11-3.13), that the package is typed (it ships py.typed) and its status.
+    # No licence classifier: `license = "ISC"` is the SPDX expression, and PEP 639 forbids both.
+    for dist in DISTRIBUTIONS:
+        project = _project(dist)
+        classifiers = project.get("classifiers")
+        assert isinstance(classifiers, list), dist
+        for version in ("3.11", "3.12", "3.13"):
+            assert f"Programming Language :: Python :: {version}" in classifiers, dist
+        assert "Typing :: Typed" in classifiers and list((ROOT / dist).glob("src/*/py.typed")), dist
+        assert any(c.startswith("Development Status ::") for c in classifiers), dist
+        assert not any(c.startswith("License ::") for c in classifiers), dist
+        assert project.get("keywords") and project.get("description"), dist
+        assert project.get("requires-python") == ">=3.11", dist
+
+
+def test_the_release_workflow_tests_the_wheels_before_publishing_them_without_a_token() -> None:
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text("utf-8"))
+    jobs = workflow["jobs"]
+    build = "\n".join(str(step.get("run", "")) for step in jobs["build-and-test"]["steps"])
+    # The release rehearsal CI runs too: every wheel built, checked, installed alone, READMEs run.
+    assert "nox -s wheels" in build and "GITHUB_REF_NAME" in build
+    publish = jobs["publish-pypi"]
+    assert publish["needs"] == "build-and-test"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert any("gh-action-pypi-publish" in step.get("uses", "") for step in publish["steps"])
+    # Trusted publishing: no stored password or token anywhere in the workflow.
+    text = (ROOT / ".github/workflows/release.yml").read_text("utf-8")
+    assert "secrets." not in text and "password" not in text
+    assert jobs["publish-mcp-registry"]["needs"] == "publish-pypi"
