@@ -16,7 +16,14 @@ from pathlib import Path
 __all__ = ["PLUGIN_FILES", "Installation", "default_command", "install", "plugin_dir"]
 
 #: What OpenClaw needs: the manifest, the npm metadata, the code and the shared tool definitions.
-PLUGIN_FILES = ("openclaw.plugin.json", "package.json", "index.js", "runner.js", "tools.json")
+PLUGIN_FILES = (
+    "openclaw.plugin.json",
+    "package.json",
+    "index.js",
+    "auto-memory.js",
+    "runner.js",
+    "tools.json",
+)
 
 
 def plugin_dir() -> Path:
