@@ -57,6 +57,11 @@ test("before_prompt_build: the prompt's cited memories go in front of it (prepen
   // Nothing to add: no result at all (the prompt goes to the model unchanged).
   assert.equal(await hooks.before_prompt_build.handler({ prompt: "quantum chromodynamics", messages: [] }, AGENT_CONTEXT), undefined);
   assert.equal(await hooks.before_prompt_build.handler({ prompt: "   ", messages: [] }, AGENT_CONTEXT), undefined);
+  // A long prompt is searched by its first 2,000 characters, never by half a character.
+  const long = `${"plans ".repeat(333)}x😀 and more`;
+  assert.equal(long.slice(0, auto.PROMPT_QUERY_CHARS).at(-1), "\uD83D");
+  assert.match((await hooks.before_prompt_build.handler({ prompt: long, messages: [] }, AGENT_CONTEXT)).prependContext, /short plans/u);
+  assert.deepEqual(rec.warnings, []);
   // Another agent is another person: agent "other" has no memory of main's plans.
   assert.equal(await hooks.before_prompt_build.handler(BEFORE_PROMPT_BUILD, { ...AGENT_CONTEXT, agentId: "other" }), undefined);
 });
@@ -114,13 +119,14 @@ test("two gateways (two plugin instances, one-shot zkr processes) firing at once
   assert.equal(captured(db).length, 4);
 });
 
-test("captureAssistant: false keeps only the user's messages; no session, no capture", async (t) => {
+test("captureAssistant: false keeps only the user's messages; no session or a run OpenClaw started: no capture", async (t) => {
   const { db } = plansDb(t);
   const { hooks } = hooked(t, { command: ZKR, database: db, captureAssistant: false });
   await hooks.agent_end.handler(AGENT_END_2, AGENT_CONTEXT);
   assert.deepEqual(captured(db).map((c) => c.text).sort(), ["User: Where do I live?", "User: Which plans do I like? Remember that I moved to Lisbon."]);
   const other = hooked(t, { command: ZKR, database: db, person: "nobody" }).hooks.agent_end;
   await other.handler(AGENT_END_1, { agentId: "main" }); // no sessionKey, no sessionId: no stable key
+  for (const trigger of ["cron", "heartbeat", "memory"]) await other.handler(AGENT_END_1, { ...AGENT_CONTEXT, trigger });
   assert.deepEqual(zkr(db, "captures", { tenant_id: "openclaw", person_id: "nobody", limit: 10 }), []);
 });
 

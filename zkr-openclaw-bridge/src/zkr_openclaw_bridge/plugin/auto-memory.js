@@ -38,6 +38,12 @@ export const CAPTURE_WINDOW = 20;
 export const MAX_MESSAGE_BYTES = 512 * 1024;
 /** The prefix of every key auto-capture writes (`zkr captures` can list them by it). */
 export const KEY_PREFIX = "openclaw:";
+/**
+ * Runs OpenClaw starts by itself (ctx.trigger; EmbeddedRunTrigger in dist/types-*.d.ts is
+ * "cron" | "heartbeat" | "manual" | "memory" | "overflow" | "user"): their prompt is a job's or
+ * the host's text, not the person's words, so they are not captured.
+ */
+export const UNCAPTURED_TRIGGERS = Object.freeze(["cron", "heartbeat", "memory"]);
 
 /**
  * @typedef {object} AutoMemoryConfig
@@ -115,7 +121,8 @@ export function renderRecall(results, maxChars) {
  * @param {AbortSignal} [signal]
  */
 export async function recallFor(bridge, config, prompt, agentId, signal) {
-  const query = typeof prompt === "string" ? prompt.trim().slice(0, PROMPT_QUERY_CHARS) : "";
+  // A cut that splits a surrogate pair would leave half a character, which zkr refuses.
+  const query = typeof prompt === "string" ? prompt.trim().slice(0, PROMPT_QUERY_CHARS).replace(/[\uD800-\uDBFF]$/u, "") : "";
   if (!query) return undefined;
   const details = await bridge.call("memory_search", { query, maxResults: config.recallLimit }, agentId, signal);
   const block = renderRecall(Array.isArray(details?.results) ? details.results : [], config.recallMaxChars);
@@ -194,7 +201,7 @@ export function captureKey(session, message) {
  * @param {ZkrBridge} bridge
  * @param {AutoMemoryConfig} config
  * @param {unknown} messages
- * @param {{ agentId?: string; sessionKey?: string; sessionId?: string }} ctx
+ * @param {{ agentId?: string; sessionKey?: string; sessionId?: string; trigger?: string }} ctx
  * @returns {Promise<{ offered: number; kept: number; refused: number }>}
  *   kept: stored now or already stored (a replay); refused: zkr said no to that message (erased,
  *   too large): the others are still remembered.
@@ -202,7 +209,7 @@ export function captureKey(session, message) {
  */
 export async function captureTurn(bridge, config, messages, ctx) {
   const session = ctx.sessionKey || ctx.sessionId;
-  if (!session) return { offered: 0, kept: 0, refused: 0 };
+  if (!session || UNCAPTURED_TRIGGERS.includes(ctx.trigger ?? "")) return { offered: 0, kept: 0, refused: 0 };
   const offered = capturableMessages(messages, { assistant: config.captureAssistant }).slice(-CAPTURE_WINDOW);
   let kept = 0;
   let refused = 0;
