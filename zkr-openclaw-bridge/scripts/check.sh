@@ -121,6 +121,14 @@ node -e 'const j = require(process.argv[1]), p = j.plugin, want = JSON.parse(pro
     JSON.stringify([...p.toolNames].sort()) === JSON.stringify([...want].sort());
   process.exit(ok ? 0 : 1);' "$WORK/inspect.json" "$(node -p "JSON.stringify(require('$WORK/plugin/openclaw.plugin.json').contracts.tools)")"
 
+step "openclaw plugins inspect zkr without hooks.allowConversationAccess: agent_end blocked, said once"
+node -e 'const fs = require("fs"), [from, to] = process.argv.slice(1), c = JSON.parse(fs.readFileSync(from, "utf8"));
+  delete c.plugins.entries.zkr.hooks; fs.writeFileSync(to, JSON.stringify(c));' "$OPENCLAW_CONFIG_PATH" "$WORK/no-hooks.json"
+OPENCLAW_CONFIG_PATH=$WORK/no-hooks.json node "$HOST/node_modules/openclaw/openclaw.mjs" plugins inspect zkr --runtime --json > "$WORK/inspect-no-hooks.json"
+node -e 'const j = require(process.argv[1]), d = j.diagnostics.map((x) => x.message);
+  console.log(JSON.stringify({ status: j.plugin.status, diagnostics: d }));
+  process.exit(j.plugin.status === "loaded" && d.length === 1 && /typed hook "agent_end" blocked .*allowConversationAccess=true/u.test(d[0]) ? 0 : 1);' "$WORK/inspect-no-hooks.json"
+
 step "gateway on 127.0.0.1: POST /tools/invoke, hostile cases"
 # The plugin runs the stub, which execs the real zkr in mode "real" and logs every start.
 { head -n 1 "$ZKR"; tail -n +2 "$TESTS/stubs/zkr-stub.py"; } > "$WORK/zkr-stub"
