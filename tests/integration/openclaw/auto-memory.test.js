@@ -90,13 +90,14 @@ test("agent_end: each user and assistant message is remembered once, even when t
     "Assistant: You like short plans. Noted: you live in Lisbon now.",
     "User: Which plans do I like? Remember that I moved to Lisbon.",
   ]);
-  // Keyed by session, role and OpenClaw's message timestamp.
-  for (const key of [`openclaw:${SESSION_KEY}:assistant:1796194612514`, `openclaw:${SESSION_KEY}:user:1796194612310`]) {
+  // Keyed by session and the answer's timestamp (the user's own timestamp is not stable).
+  for (const key of [`openclaw:${SESSION_KEY}:assistant:1796194612514`, `openclaw:${SESSION_KEY}:user:1796194612514:0`]) {
     assert.equal(zkr(db, "captures", { ...SCOPE, key_prefix: key }).length, 1, key);
   }
   // captured_at is the message's own time (seconds).
   assert.deepEqual(first.map((c) => c.captured_at).sort(), [1796194612, 1796194612]);
-  // The next turn offers the first turn again, plus a tool round: only its own words are added.
+  // The next turn offers the first turn again (its user message now with another timestamp, as the
+  // real gateway does), plus a tool round: only the new turn's words are added.
   await hooks.agent_end.handler(AGENT_END_2, AGENT_CONTEXT);
   const second = captured(db);
   assert.deepEqual(second.map((c) => c.text).sort(), [
@@ -165,7 +166,7 @@ test("a failing, hanging or missing zkr never fails the turn: no result, one red
   assert.equal(missing.rec.warnings.length, 2);
 });
 
-test("capturableMessages: documented content shapes, carriers, failed answers, untimed messages", () => {
+test("capturableMessages: documented content shapes, carriers, failed answers, identities", () => {
   const messages = [
     ...AGENT_END_2.messages,
     { role: "assistant", content: [{ type: "text", text: "partial" }], stopReason: "error", timestamp: 5 },
@@ -173,13 +174,18 @@ test("capturableMessages: documented content shapes, carriers, failed answers, u
     { role: "user", content: "no timestamp" },
     { role: "user", content: "[zkr cited memory]\n- old [evidence: e]\n\nmy own words", timestamp: 7 },
     null,
+    { role: "assistant", content: "untimed answer" },
+    { role: "assistant", content: [{ type: "text", text: "ok" }], stopReason: "stop", timestamp: 8000 },
+    { role: "user", content: "not answered yet", timestamp: 9000 },
   ];
-  assert.deepEqual(auto.capturableMessages(messages, { assistant: true }).map((m) => `${m.role}:${m.text}`), [
-    "user:Which plans do I like? Remember that I moved to Lisbon.",
-    "assistant:You like short plans. Noted: you live in Lisbon now.",
-    "user:Where do I live?",
-    "assistant:You live in Lisbon.",
-    "user:my own words",
+  assert.deepEqual(auto.capturableMessages(messages, { assistant: true }).map((m) => `${m.id} ${m.text}`), [
+    "user:1796194612514:0 Which plans do I like? Remember that I moved to Lisbon.",
+    "assistant:1796194612514 You like short plans. Noted: you live in Lisbon now.",
+    "user:1796194700100:0 Where do I live?",
+    "assistant:1796194700300 You live in Lisbon.",
+    "user:8000:0 no timestamp",
+    "user:8000:1 my own words",
+    "assistant:8000 ok",
   ]);
   assert.deepEqual(auto.capturableMessages({ not: "a list" }, { assistant: true }), []);
 });

@@ -16,8 +16,11 @@
 //   ThinkingContent | ToolCall)[]; api; provider; model; usage; stopReason; timestamp; ... } and
 //   ToolResultMessage { role: "toolResult"; toolCallId; toolName; content; isError; timestamp }.
 //
-// The values are the ones the real gateway passed on a /v1/chat/completions turn (recorded with a
+// The values are the ones the real gateway passed on /v1/chat/completions turns (recorded with a
 // probe plugin on 2026-12-02), with a tool round added to the second turn in the documented shapes.
+// Note what the gateway did: the first turn's user message carries the time its run started
+// (1796194612310) in that turn's agent_end, but the time it arrived (1796194611191) when the
+// transcript offers it again in later turns; the assistant message keeps its timestamp.
 
 export const SESSION_KEY = "agent:main:openai-user:zkr-check";
 
@@ -68,10 +71,10 @@ export const AGENT_END_1 = Object.freeze({
   runId: AGENT_CONTEXT.runId,
 });
 
-/** agent_end of the second turn: the first turn again, then a tool round and the answer. */
+/** agent_end of the second turn: the first turn again (read back from the transcript), then a tool round and the answer. */
 export const AGENT_END_2 = Object.freeze({
   messages: [
-    USER_1,
+    { ...USER_1, timestamp: 1796194611191 },
     ASSISTANT_1,
     { role: "user", content: "Where do I live?", timestamp: 1796194700000 },
     {

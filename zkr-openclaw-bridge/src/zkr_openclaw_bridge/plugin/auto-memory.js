@@ -133,7 +133,8 @@ export async function recallFor(bridge, config, prompt, agentId, signal) {
  * @typedef {object} CapturableMessage
  * @property {"user" | "assistant"} role
  * @property {string} text
- * @property {number} timestamp milliseconds, as OpenClaw stamps the message
+ * @property {string} id the message's identity in its session (see capturableMessages)
+ * @property {number} timestamp milliseconds: the time zkr records for it
  */
 
 /** @param {unknown} content */
@@ -154,11 +155,22 @@ function withoutRecallBlock(text) {
   return end === -1 ? "" : text.slice(end + 2);
 }
 
+/** @param {unknown} value */
+const isTime = (value) => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
 /**
- * The transcript messages worth remembering, oldest first: user messages (OpenClaw's transient
+ * The transcript messages worth remembering, oldest first, each with an identity that stays the
+ * same whenever OpenClaw offers the message again: user messages (OpenClaw's transient
  * runtime-context carriers excluded) and, with `assistant`, the assistant's text answers (tool
- * calls, thinking and failed answers are not the conversation). A message without OpenClaw's
- * numeric timestamp has no stable identity and is left out.
+ * calls, thinking and failed answers are not the conversation).
+ *
+ * An assistant message is identified by OpenClaw's timestamp on it, which the transcript keeps.
+ * A user message is not: the live message of a turn carries the time its run started, the same
+ * message read back from the transcript the time it arrived (seen with the real gateway). So a
+ * user message is identified by the assistant message that answers it (the first one after it)
+ * and its place among the user messages that answer covers (`user:<answer timestamp>:<n>`), and
+ * recorded at that answer's time. A user message nothing has answered yet is left for the next
+ * agent_end.
  * @param {unknown} messages agent_end's event.messages
  * @param {{ assistant: boolean }} options
  * @returns {CapturableMessage[]}
@@ -167,33 +179,37 @@ export function capturableMessages(messages, { assistant }) {
   if (!Array.isArray(messages)) return [];
   /** @type {CapturableMessage[]} */
   const found = [];
+  /** @type {string[]} the user's words since the last assistant message */
+  let waiting = [];
   for (const raw of messages) {
     if (raw === null || typeof raw !== "object") continue;
     const message = /** @type {Record<string, unknown>} */ (raw);
-    const { role, timestamp } = message;
-    if (typeof timestamp !== "number" || !Number.isSafeInteger(timestamp) || timestamp < 0) continue;
-    if (role === "user" && message.runtimeContextCarrier !== true) {
+    if (message.role === "user" && message.runtimeContextCarrier !== true) {
       const text = withoutRecallBlock(textOf(message.content).trim()).trim();
-      if (text) found.push({ role, text, timestamp });
-    } else if (role === "assistant" && assistant && message.stopReason !== "error" && message.stopReason !== "aborted") {
+      if (text) waiting.push(text);
+    } else if (message.role === "assistant" && isTime(message.timestamp)) {
+      const timestamp = /** @type {number} */ (message.timestamp);
+      waiting.forEach((text, n) => found.push({ role: "user", text, id: `user:${timestamp}:${n}`, timestamp }));
+      waiting = [];
       const text = textOf(message.content).trim();
-      if (text) found.push({ role, text, timestamp });
+      if (assistant && text && message.stopReason !== "error" && message.stopReason !== "aborted") {
+        found.push({ role: "assistant", text, id: `assistant:${timestamp}`, timestamp });
+      }
     }
   }
   return found;
 }
 
 /**
- * The ingestion key of a message: the session and the message's own identity, never its text
- * (a digest of the text would let whoever holds the key test guesses of an erased message).
- * The session is OpenClaw's session key (stable across compactions, which can rotate the session
- * id), else the session id; the message is its role and OpenClaw's timestamp, which is how
- * OpenClaw itself finds a prompt message again.
+ * The ingestion key of a message: its session and its identity there, never its text (a digest
+ * of the text would let whoever holds the key test guesses of an erased message). The session is
+ * OpenClaw's session key (stable across compactions, which can rotate the session id), else the
+ * session id.
  * @param {string} session
  * @param {CapturableMessage} message
  */
 export function captureKey(session, message) {
-  return `${KEY_PREFIX}${session}:${message.role}:${message.timestamp}`;
+  return `${KEY_PREFIX}${session}:${message.id}`;
 }
 
 /**
@@ -219,8 +235,8 @@ export async function captureTurn(bridge, config, messages, ctx) {
       refused += 1;
       continue;
     }
-    // captured_at and recorded_at come from the message, so offering it again is an exact
-    // replay (zkr compares both) and answers the first store instead of adding a second.
+    // captured_at and recorded_at come from the message's identity, so offering it again is an
+    // exact replay (zkr compares both) and answers the first store instead of adding a second.
     const seconds = Math.floor(message.timestamp / 1000);
     const args = { kind: "conversation", text, captured_at: seconds, recorded_at: seconds, ingestion_key: captureKey(session, message) };
     try {
