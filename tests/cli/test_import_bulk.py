@@ -37,7 +37,20 @@ from zkr.db import MemoryDb
 from zkr.errors import ZkrError
 from zkr_cli import importing
 
-WORDS = ["alpha", "beta", "gamma", "delta", "lisbon", "coffee", "meeting", "dog", "é", "日本"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "lisbon",
+    "coffee",
+    "dog",
+    "é",
+    "日本",
+    '"q"',
+    "a\\b",
+    "t\tu",
+    "\u2028",
+]
 BASE = 1_700_000_000
 
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)

@@ -25,14 +25,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from zkr import models as m
 from zkr.errors import LimitExceeded
 from zkr.feed.commits import MAX_EXPORT_RECORD_BYTES
-from zkr.jsonio import ordered_dumps
 from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import (
     AFTER,
@@ -122,10 +121,46 @@ class _Pending:
     statement: str
 
 
-def _payload(kind: str, record: Mapping[str, object]) -> str:
-    """One feed event, as :func:`zkr.feed.commits.serialize_record` writes it; refused when
-    larger than remember's limit."""
-    payload = ordered_dumps({"kind": kind, "record": record})
+# The feed records of a new capture (zkr.store.records builds the same from the stored rows, via
+# the models, field order = declaration order), as templates filled with JSON-encoded values:
+# ``_text`` and ``_int`` are what ``json.dumps(..., ensure_ascii=False)`` writes for a str and an
+# int, so the bytes are ordered_dumps' (the property test compares whole feeds). The capture's
+# text, most of every record, is encoded once for the source and the evidence.
+_text = json.encoder.encode_basestring
+_SOURCE_RECORD = (
+    '{{"kind":"source","record":{{"source":{{"id":{id},"tenant_id":{tenant},'
+    '"person_id":{person},"revision":1,"kind":{kind},"content":{text},"captured_at":{captured},'
+    '"recorded_at":{recorded},"deleted_at":null}},"ingestion_key":{key},'
+    '"origin_evidence_id":{evidence},"origin_claim_id":{claim}}}}}'
+)
+_EVIDENCE_RECORD = (
+    '{{"kind":"evidence","record":{{"evidence":{{"id":{evidence},"tenant_id":{tenant},'
+    '"person_id":{person},"source_id":{id},"source_revision":1,"quote":{text},'
+    '"byte_range":null,"recorded_at":{recorded}}},"locator":{locator},"deleted_at":null}}}}'
+)
+_LOCATOR = (
+    '{{"device_id":{device},"provider":{provider},"stream_id":{stream},"segment_id":{segment},'
+    '"start_ms":{start},"end_ms":{end}}}'
+)
+_CLAIM_RECORD = (
+    '{{"kind":"claim","record":{{"id":{claim},"tenant_id":{tenant},"person_id":{person},'
+    '"subject":{subject},"predicate":{predicate},"value":{value},"kind":{claim_kind},'
+    '"valid_time":{{"from":{valid_from},"until":null}},'
+    '"recorded_time":{{"from":{recorded},"until":null}},"status":"accepted"}}}}'
+)
+_LINK_RECORD = (
+    '{{"kind":"claim_evidence","record":{{"tenant_id":{tenant},"person_id":{person},'
+    '"claim_id":{claim},"evidence_id":{evidence},"relation":"supports",'
+    '"confidence_basis_points":' + str(FULL_CONFIDENCE) + "}}}}"
+)
+
+
+def _nullable(value: str | None) -> str:
+    return "null" if value is None else _text(value)
+
+
+def _checked(payload: str) -> str:
+    """*payload*, refused as remember refuses a record over its limit."""
     # Cheap first: a str of n characters is at most 4n bytes of UTF-8.
     if len(payload) * 4 > MAX_EXPORT_RECORD_BYTES and (
         len(payload.encode("utf-8")) > MAX_EXPORT_RECORD_BYTES
@@ -137,78 +172,48 @@ def _payload(kind: str, record: Mapping[str, object]) -> str:
 def _payloads(
     request: m.RememberRequest, source_id: str, evidence_id: str, claim_id: str | None
 ) -> tuple[str, ...]:
-    """The feed records of a new capture, in remember's order (source, evidence, claim, link),
-    with the fields of the :mod:`zkr.models` records in declaration order."""
-    tenant, person, at = request.tenant_id, request.person_id, request.recorded_at
-    source = {
-        "id": source_id,
-        "tenant_id": tenant,
-        "person_id": person,
-        "revision": 1,
-        "kind": request.kind.value,
-        "content": request.text,
-        "captured_at": request.captured_at,
-        "recorded_at": at,
-        "deleted_at": None,
-    }
+    """The feed records of a new capture, in remember's order (source, evidence, claim, link).
+
+    :raises LimitExceeded: a record over 1 MiB.
+    """
     loc = request.locator
-    locator = (
-        None
+    values = {
+        "id": _text(source_id),
+        "evidence": _text(evidence_id),
+        "claim": _nullable(claim_id),
+        "tenant": _text(request.tenant_id),
+        "person": _text(request.person_id),
+        "kind": _text(request.kind.value),
+        "text": _text(request.text),
+        "captured": int.__repr__(request.captured_at),
+        "recorded": int.__repr__(request.recorded_at),
+        "key": _nullable(request.ingestion_key),
+        "locator": "null"
         if loc is None
-        else {
-            "device_id": loc.device_id,
-            "provider": loc.provider,
-            "stream_id": loc.stream_id,
-            "segment_id": loc.segment_id,
-            "start_ms": loc.start_ms,
-            "end_ms": loc.end_ms,
-        }
-    )
-    evidence = {
-        "id": evidence_id,
-        "tenant_id": tenant,
-        "person_id": person,
-        "source_id": source_id,
-        "source_revision": 1,
-        "quote": request.text,
-        "byte_range": None,
-        "recorded_at": at,
+        else _LOCATOR.format(
+            device=_text(loc.device_id),
+            provider=_text(loc.provider),
+            stream=_text(loc.stream_id),
+            segment=_text(loc.segment_id),
+            start=int.__repr__(loc.start_ms),
+            end=int.__repr__(loc.end_ms),
+        ),
     }
     payloads = [
-        _payload(
-            "source",
-            {
-                "source": source,
-                "ingestion_key": request.ingestion_key,
-                "origin_evidence_id": evidence_id,
-                "origin_claim_id": claim_id,
-            },
-        ),
-        _payload("evidence", {"evidence": evidence, "locator": locator, "deleted_at": None}),
+        _checked(_SOURCE_RECORD.format_map(values)),
+        _checked(_EVIDENCE_RECORD.format_map(values)),
     ]
     claim = request.claim
-    if claim is not None and claim_id is not None:
-        body = {
-            "id": claim_id,
-            "tenant_id": tenant,
-            "person_id": person,
-            "subject": claim.subject,
-            "predicate": claim.predicate,
-            "value": claim.value,
-            "kind": claim.kind.value,
-            "valid_time": {"from": claim.valid_from, "until": None},
-            "recorded_time": {"from": at, "until": None},
-            "status": m.ClaimStatus.accepted.value,
-        }
-        link = {
-            "tenant_id": tenant,
-            "person_id": person,
-            "claim_id": claim_id,
-            "evidence_id": evidence_id,
-            "relation": m.EvidenceRelation.supports.value,
-            "confidence_basis_points": FULL_CONFIDENCE,
-        }
-        payloads += [_payload("claim", body), _payload("claim_evidence", link)]
+    if claim is not None:
+        values.update(
+            subject=_text(claim.subject),
+            predicate=_text(claim.predicate),
+            value=_text(claim.value),
+            claim_kind=_text(claim.kind.value),
+            valid_from=int.__repr__(claim.valid_from),
+        )
+        payloads.append(_checked(_CLAIM_RECORD.format_map(values)))
+        payloads.append(_checked(_LINK_RECORD.format_map(values)))
     return tuple(payloads)
 
 
@@ -263,7 +268,7 @@ class CaptureBatch:
         if not pending:
             return
         conn = self.conn
-        rowids = [self._insert_source(item) for item in pending]
+        rowids = self._insert_sources(pending)
         self._index_sources(pending, rowids)
         conn.executemany(
             INSERT_EVIDENCE,
@@ -304,25 +309,36 @@ class CaptureBatch:
         _index_recall(conn, pending, rowids)
         self._append_commits(pending)
 
-    def _insert_source(self, item: _Pending) -> int:
-        request = item.request
-        cursor = self.conn.execute(
-            INSERT_SOURCE,
+    def _insert_sources(self, pending: list[_Pending]) -> list[int]:
+        """Insert the sources (origins still null); returns their rowids, in order."""
+        conn = self.conn
+        (before,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM sources").fetchone()
+        rows = [
             source_row(
-                item.source_id,
-                request.tenant_id,
-                request.person_id,
-                request.kind,
-                request.text,
-                request.captured_at,
-                request.recorded_at,
-                request.ingestion_key,
-            ),
-        )
-        if cursor.rowcount != 1 or cursor.lastrowid is None:
-            # The caller checked the key inside this transaction: a broken promise, not input.
-            raise RuntimeError(f"ingestion key {request.ingestion_key!r} is already stored")
-        return cursor.lastrowid
+                p.source_id,
+                p.request.tenant_id,
+                p.request.person_id,
+                p.request.kind,
+                p.request.text,
+                p.request.captured_at,
+                p.request.recorded_at,
+                p.request.ingestion_key,
+            )
+            for p in pending
+        ]
+        inserted = conn.executemany(INSERT_SOURCE, rows).rowcount
+        if inserted != len(pending):
+            # The caller checked every key inside this transaction: a broken promise, not input.
+            raise RuntimeError("an ingestion key of the batch is already stored")
+        # New rows take max(rowid) + 1, in order, unless the largest rowid is taken (then SQLite
+        # picks free ones at random): read them back and check.
+        found = conn.execute(
+            "SELECT rowid, id FROM sources WHERE rowid > ? ORDER BY rowid", (before,)
+        ).fetchall()
+        if [row[1] for row in found] == [p.source_id for p in pending]:
+            return [row[0] for row in found]
+        by_id = "SELECT rowid FROM sources WHERE id = ?"
+        return [conn.execute(by_id, (p.source_id,)).fetchone()[0] for p in pending]
 
     def _index_sources(self, pending: list[_Pending], rowids: list[int]) -> None:
         """The ``source_fts`` rows (:func:`zkr.store.fts_rows.index_source` for each, at once when
@@ -339,16 +355,31 @@ class CaptureBatch:
 
     def _append_commits(self, pending: list[_Pending]) -> None:
         """One commit per capture, as :func:`zkr.feed.commits.append_commit` appends it."""
-        events: list[tuple[int, int, str]] = []
-        for item in pending:
-            request = item.request
-            cursor = self.conn.execute(
-                _INSERT_COMMIT, (request.tenant_id, request.person_id, request.recorded_at)
+        conn = self.conn
+        (before,) = conn.execute("SELECT coalesce(max(sequence), 0) FROM memory_commits").fetchone()
+        conn.executemany(
+            _INSERT_COMMIT,
+            [(p.request.tenant_id, p.request.person_id, p.request.recorded_at) for p in pending],
+        )
+        # AUTOINCREMENT: each new sequence is above every earlier one, so the rows above the
+        # largest before are the batch's, in order.
+        sequences = [
+            row[0]
+            for row in conn.execute(
+                "SELECT sequence FROM memory_commits WHERE sequence > ? ORDER BY sequence",
+                (before,),
             )
-            sequence = cursor.lastrowid
-            assert sequence is not None
-            events.extend((sequence, index, payload) for index, payload in enumerate(item.payloads))
-        self.conn.executemany(_INSERT_EVENT, events)
+        ]
+        if len(sequences) != len(pending):
+            raise RuntimeError("memory_commits changed under the batch")
+        conn.executemany(
+            _INSERT_EVENT,
+            [
+                (sequence, index, payload)
+                for sequence, item in zip(sequences, pending, strict=True)
+                for index, payload in enumerate(item.payloads)
+            ],
+        )
 
 
 def _claim_row(item: _Pending) -> tuple[object, ...]:
