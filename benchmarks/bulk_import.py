@@ -12,7 +12,7 @@ then, in one run and in this order:
 * ``baseline``: ``zkr --db NEW import FILE`` with the code of ``--baseline-src`` (a checkout of the
   commit to compare with, e.g. ``git worktree add /tmp/old main``: its ``zkr-core/src`` and
   ``zkr-cli/src`` go first on ``PYTHONPATH``); skipped above ``--no-baseline-above`` lines;
-* ``zkr``: the same command with this checkout's code;
+* ``zkr``: the same command with this checkout's code (or ``--src``'s, put first the same way);
 * ``floor``: the rows that import wrote (every table's, the feed and both FTS tables' contents
   included), read back beforehand, written into a fresh database of the same schema with one
   ``executemany`` per table in one transaction: what SQLite itself needs to store them.
@@ -237,7 +237,12 @@ def floor(imported: Path, fresh: Path) -> dict[str, Any]:
 
 
 def measure(
-    size: int, lines: Path, work: Path, baseline_src: Path | None, run_baseline: bool
+    size: int,
+    lines: Path,
+    work: Path,
+    baseline_src: Path | None,
+    run_baseline: bool,
+    src: Path | None = None,
 ) -> dict[str, Any]:
     result: dict[str, Any] = {"lines": size}
     paths = {name: work / f"import-{size}-{name}.db" for name in ("baseline", "zkr", "floor")}
@@ -249,7 +254,7 @@ def measure(
         result["baseline"] = run_import(lines, paths["baseline"], baseline_src)
         log(f"{size}: baseline {result['baseline']}")
     log(f"{size}: zkr import (load {load_average()})")
-    result["zkr"] = run_import(lines, paths["zkr"], None)
+    result["zkr"] = run_import(lines, paths["zkr"], src)
     log(f"{size}: zkr {result['zkr']}")
     result["counts"] = counts(paths["zkr"])
     if "baseline" in result and counts(paths["baseline"]) != result["counts"]:
@@ -275,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--baseline-src", type=Path, help="a checkout of the commit to compare")
+    parser.add_argument(
+        "--src", type=Path, help="a checkout of the code to measure (default: the installed one)"
+    )
     parser.add_argument("--no-baseline-above", type=int, default=100_000)
     parser.add_argument("--out", type=Path, default=Path("bulk-import-report.json"))
     parser.add_argument("--seed", type=int, default=1)
@@ -284,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     work = args.cache_dir / "work"
     work.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=args.src or ROOT,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     baseline_commit = None
     if args.baseline_src is not None:
@@ -308,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     for size in (int(text) for text in args.sizes.split(",")):
         lines = lines_file(args.cache_dir, size, args.seed)
-        result = measure(size, lines, work, args.baseline_src, size <= args.no_baseline_above)
+        run_baseline = size <= args.no_baseline_above
+        result = measure(size, lines, work, args.baseline_src, run_baseline, args.src)
         report["sizes"][str(size)] = result
         if not args.keep:
             for suffix in ("", "-wal", "-shm"):
