@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import zkr.writes.bulk
 import zkr.writes.capture
 from zkr.db import MemoryDb
 from zkr.writes.messages import Message, MessageCounts, remember_messages, to_remember_request
@@ -81,6 +82,7 @@ def test_remember_messages_leaves_the_database_one_remember_each_leaves(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(zkr.writes.bulk, "FLUSH_AT", 4)  # flushes inside a transaction too
     folder = tmp_path_factory.mktemp("messages")
     expected_counts, expected = build(folder / "one.db", batches, False, monkeypatch)
     counts, got = build(folder / "bulk.db", batches, True, monkeypatch)

@@ -58,7 +58,11 @@ from zkr.writes.capture import (
     validate_remember,
 )
 
-__all__ = ["CaptureBatch", "KeyState"]
+__all__ = ["FLUSH_AT", "CaptureBatch", "KeyState"]
+
+#: Pending captures written at once, whatever the caller's batch: bounds the memory a long
+#: transaction (``import --from`` stores a whole export in one) holds in Python.
+FLUSH_AT = 5000
 
 
 class KeyState(Enum):
@@ -259,6 +263,8 @@ class CaptureBatch:
         )
         if request.ingestion_key is not None:
             self._keys.add((request.tenant_id, request.person_id, request.ingestion_key))
+        if len(self.pending) >= FLUSH_AT:
+            self.flush()
         return source_id
 
     def flush(self) -> None:
