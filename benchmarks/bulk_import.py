@@ -197,15 +197,15 @@ def floor(imported: Path, fresh: Path) -> dict[str, Any]:
             "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?",
         )
     )
-    for table, columns in (
+    for table, fts_columns in (
         ("source_fts", "rowid, source_id, tenant_id, person_id, content"),
         ("recall_fts", "rowid, content, statement, context"),
     ):
-        marks = ", ".join("?" for _ in columns.split(", "))
+        marks = ", ".join("?" for _ in fts_columns.split(", "))
         steps.append(
             (
-                f"SELECT {columns} FROM {table} ORDER BY rowid",
-                f"INSERT INTO {table}({columns}) VALUES ({marks})",
+                f"SELECT {fts_columns} FROM {table} ORDER BY rowid",
+                f"INSERT INTO {table}({fts_columns}) VALUES ({marks})",
             )
         )
     conn = sqlite3.connect(fresh, isolation_level=None)
