@@ -27,7 +27,20 @@ BASE = 1_700_000_000
 messages = st.builds(
     Message,
     key=st.sampled_from([f"chat:c1:m{n}" for n in range(12)]),
-    text=st.sampled_from(["hello", "lunch at noon", "Lisbon trip", "日本 ok", 'a\\b "q"']),
+    # Other languages too: the recall index stores each text as zkr.store.analysis prepares it
+    # (Snowball stems, bigrams for scripts without spaces), in bulk as one by one.
+    text=st.sampled_from(
+        [
+            "hello",
+            "lunch at noon",
+            "Lisbon trip",
+            "日本 ok",
+            'a\\b "q"',
+            "Ich wohne jetzt in Berlin und arbeite gern",
+            "我昨天在北京吃了烤鸭",
+            "Мы переехали в Москву весной",
+        ]
+    ),
     at=st.integers(0, 10).map(lambda step: BASE + step * 3_000 + 0.25),
     source=st.just("chat"),
     conversation_id=st.sampled_from(["c1", "c2"]),

@@ -35,7 +35,7 @@ but a row's context may hold a later neighbour's words (ranking only; never retu
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from zkr.enums import I64_MAX, I64_MIN
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
@@ -47,6 +47,7 @@ __all__ = [
     "RECALL_INDEX_DDL",
     "SESSION_GAP_SECONDS",
     "build_recall_index",
+    "context_text",
     "index_capture",
     "purge_source",
     "recreate_recall_index",
@@ -155,7 +156,7 @@ def _neighbours(
     return before, after
 
 
-def _context(before: list[Neighbour], after: list[Neighbour]) -> str:
+def context_text(before: Sequence[Neighbour], after: Sequence[Neighbour]) -> str:
     """The neighbours' texts in time order, each as the index stores it (its own language)."""
     return "\n".join(
         [index_text(row[2]) for row in reversed(before)] + [index_text(row[2]) for row in after]
@@ -199,7 +200,7 @@ def _insert_row(
     assert isinstance(content, str)
     conn.execute(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
-        (row[0], index_text(content), index_text(statement), _context(before, after)),
+        (row[0], index_text(content), index_text(statement), context_text(before, after)),
     )
 
 
@@ -255,7 +256,7 @@ def index_capture(
             if me in window[0] or me in window[1]:
                 conn.execute(
                     "UPDATE recall_fts SET context = ? WHERE rowid = ?",
-                    (_context(*window), line[index][0]),
+                    (context_text(*window), line[index][0]),
                 )
 
 

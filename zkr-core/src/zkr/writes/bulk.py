@@ -32,11 +32,13 @@ from enum import Enum
 from zkr import models as m
 from zkr.errors import LimitExceeded
 from zkr.feed.commits import MAX_EXPORT_RECORD_BYTES
+from zkr.store.analysis import index_text
 from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import (
     AFTER,
     BEFORE,
     SESSION_GAP_SECONDS,
+    context_text,
     index_capture,
     statement_text,
 )
@@ -454,9 +456,17 @@ def _index_timeline(
         earlier, later = _around(line, index)
         item = new.get(row[0])
         if item is not None:
-            inserts.append((row[0], item.request.text, item.statement, _context(earlier, later)))
+            # Each column as the index stores it (its own language): zkr.store.analysis.
+            inserts.append(
+                (
+                    row[0],
+                    index_text(item.request.text),
+                    index_text(item.statement),
+                    context_text(earlier, later),
+                )
+            )
         elif any(n[0] in new for n in earlier) or any(n[0] in new for n in later):
-            updates.append((_context(earlier, later), row[0]))
+            updates.append((context_text(earlier, later), row[0]))
     conn.executemany(_INSERT_RECALL, inserts)
     conn.executemany(_UPDATE_CONTEXT, updates)
     return True
@@ -477,8 +487,3 @@ def _around(line: list[_Row], index: int) -> tuple[list[_Row], list[_Row]]:
             break
         later.append(row)
     return earlier, later
-
-
-def _context(earlier: list[_Row], later: list[_Row]) -> str:
-    """The neighbours' texts in time order (the recall index's ``context`` column)."""
-    return "\n".join([row[2] for row in reversed(earlier)] + [row[2] for row in later])
