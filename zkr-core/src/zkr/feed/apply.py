@@ -36,8 +36,6 @@ import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
 from zkr.feed.commits import append_commit, scope_of, serialize_record
@@ -51,6 +49,8 @@ from zkr.store.records import ExportRecord
 from zkr.store.validation import require_scope
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from zkr.store.database import Database
 
 __all__ = ["apply", "position", "sync"]

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "ExportRecord",
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 #: ``(kind, record)``: the envelope ``{"kind": kind, "record": record}`` of one feed event.
-ExportRecord = tuple[str, BaseModel]
+ExportRecord = tuple[str, "BaseModel"]
 
 
 def _unquote(stored: str) -> str:
