@@ -84,23 +84,23 @@ def _setting(name: str) -> str:
 
 def _value(models: dict[str, Any], spec: list[Any], value: Any) -> Any:
     kind = spec[0]
-    if kind == "str":
-        if type(value) is str and not has_lone_surrogate(value):
-            return value
-    elif kind == "int":
-        if type(value) is int and spec[1] <= value <= spec[2]:
-            return value
-    elif kind == "enum":
-        if type(value) is str:
-            try:
-                return getattr(enums, spec[1])(value)
-            except ValueError:
-                pass
-    elif kind == "list":
-        if type(value) is list:
-            return [_value(models, spec[1], item) for item in value]
-    elif kind == "nullable":
+    if kind == "nullable":
         return None if value is None else _value(models, spec[1], value)
-    elif kind == "model":
+    if kind == "model":
         return _model(models, spec[1], value)
+    if kind == "list" and type(value) is list:
+        return [_value(models, spec[1], item) for item in value]
+    if kind == "enum" and type(value) is str:
+        return _member(spec[1], value)
+    if kind == "str" and type(value) is str and not has_lone_surrogate(value):
+        return value
+    if kind == "int" and type(value) is int and spec[1] <= value <= spec[2]:
+        return value
     raise _Decline
+
+
+def _member(enum_name: str, value: str) -> Any:
+    try:
+        return getattr(enums, enum_name)(value)
+    except ValueError:
+        raise _Decline from None

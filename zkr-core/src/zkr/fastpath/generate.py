@@ -35,30 +35,39 @@ SHAPES_PATH = Path(__file__).with_name("request_shapes.json")
 _OPAQUE = ["opaque"]
 # Keys of core-schema nodes that change nothing about validation.
 _NEUTRAL = {"type", "metadata", "ref", "serialization"}
+# Nodes that wrap one other node: where it is.
+_WRAPPED = {"list": "items_schema", "nullable": "schema"}
 
 
 def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
     """The checker's type for one core-schema node (``["opaque"]`` when not certain)."""
     kind = node.get("type")
     extra = set(node) - _NEUTRAL
-    if kind == "str" and extra == {"strict"} and node["strict"] is True:
-        return ["str"]
-    if kind == "int" and extra == {"strict", "ge", "le"} and node["strict"] is True:
-        return ["int", node["ge"], node["le"]]
+    if kind in ("str", "int"):
+        return _scalar(node, extra)
     if kind == "enum" and extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
         cls: Any = node["cls"]
         enum_name = str(cls.__name__)
         if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
             return ["enum", enum_name]
-    if kind == "list" and extra == {"items_schema"}:
-        items = _spec(node["items_schema"], models)
-        return _OPAQUE if items == _OPAQUE else ["list", items]
-    if kind == "nullable" and extra == {"schema"}:
-        inner = _spec(node["schema"], models)
-        return _OPAQUE if inner == _OPAQUE else ["nullable", inner]
+    inner_key = _WRAPPED.get(str(kind))
+    if inner_key is not None and extra == {inner_key}:
+        inner = _spec(node[inner_key], models)
+        return _OPAQUE if inner == _OPAQUE else [kind, inner]
     if kind == "model":
         name = _model(node, models)
         return _OPAQUE if name is None else ["model", name]
+    return _OPAQUE
+
+
+def _scalar(node: dict[str, Any], extra: set[str]) -> list[Any]:
+    """A strict string, or a strict integer with both bounds; ``["opaque"]`` otherwise."""
+    if node.get("strict") is not True:
+        return _OPAQUE
+    if node["type"] == "str" and extra == {"strict"}:
+        return ["str"]
+    if node["type"] == "int" and extra == {"strict", "ge", "le"}:
+        return ["int", node["ge"], node["le"]]
     return _OPAQUE
 
 

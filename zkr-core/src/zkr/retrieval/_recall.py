@@ -201,25 +201,11 @@ def _fuse_hybrid_scores(
     """:func:`zkr.retrieval.fusion.fuse_scores` of the two heads: the dense z-scores of
     the candidates and of their timeline neighbours (fetched in one query), and the kind and
     capture time of each candidate's anchor (one more)."""
-    mean = float(ranks.best.mean()) if len(ranks) else 0.0
-    # Scores that vary by less than MIN_SPREAD across the scope say nothing about the query:
-    # the floor keeps float noise between them from becoming whole z-units.
-    spread = max(float(ranks.best.std()) if len(ranks) else 0.0, MIN_SPREAD)
-
-    def z(target: Target) -> float | None:
-        score = ranks.score(target)
-        return None if score is None else (score - mean) / spread
-
+    z = _z_scores(ranks)
     candidates = [*lexical, *dense]
     dense_z = {target: value for target in candidates if (value := z(target)) is not None}
     anchors = [scored[t][1] for t in lexical] + [t[1] for t in dense if t[0] == "source"]
-    neighbour_z: dict[str, float] = {}
-    for source_id, around in neighbours(
-        conn, request.tenant_id, request.person_id, anchors
-    ).items():
-        values = [value for n in around if (value := z(("source", n))) is not None]
-        if values:
-            neighbour_z[source_id] = sum(values) / len(values)
+    neighbour_z = _neighbour_z(conn, request, anchors, z)
     times = (
         anchor_times(conn, request.tenant_id, request.person_id, anchors)
         if tuning.session_weight or tuning.date_weight
@@ -250,3 +236,34 @@ def _fuse_hybrid_scores(
         stated=stated,
         claim_weight=tuning.claim_weight,
     )
+
+
+def _z_scores(ranks: DenseRanks) -> Callable[[Target], float | None]:
+    """A target's dense score as a z-score over the scope's lane (``None``: no vector)."""
+    mean = float(ranks.best.mean()) if len(ranks) else 0.0
+    # Scores that vary by less than MIN_SPREAD across the scope say nothing about the query:
+    # the floor keeps float noise between them from becoming whole z-units.
+    spread = max(float(ranks.best.std()) if len(ranks) else 0.0, MIN_SPREAD)
+
+    def z(target: Target) -> float | None:
+        score = ranks.score(target)
+        return None if score is None else (score - mean) / spread
+
+    return z
+
+
+def _neighbour_z(
+    conn: sqlite3.Connection,
+    request: m.SearchRequest,
+    anchors: Sequence[str],
+    z: Callable[[Target], float | None],
+) -> dict[str, float]:
+    """The mean z-score of each anchor's live timeline neighbours that have a vector."""
+    found: dict[str, float] = {}
+    for source_id, around in neighbours(
+        conn, request.tenant_id, request.person_id, anchors
+    ).items():
+        values = [value for n in around if (value := z(("source", n))) is not None]
+        if values:
+            found[source_id] = sum(values) / len(values)
+    return found

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from zkr.retrieval._bounds import scope_has_live_source
@@ -107,39 +108,47 @@ def _scored_sources(
     }
     page_size = max(64, 4 * rows)
     page = conn.execute(_PAGE, {**params, "limit": page_size}).fetchall()
-    complete = len(page) < page_size
-    if page:
-        # Rows tied with the page's last key may continue past it: only better ones are final.
-        boundary = (-page[-1][2], page[-1][1])
-        settled = page if complete else [row for row in page if (-row[2], row[1]) < boundary]
-        marks = ", ".join("?" * len(settled))
-        located = (
-            {
-                rowid: (source_id, tenant, person, deleted)
-                for rowid, source_id, tenant, person, deleted in conn.execute(
-                    _LOCATE.format(marks=marks), [row[0] for row in settled]
-                )
-            }
-            if settled
-            else {}
-        )
-        found: list[tuple[int, float, str, int]] = []
-        for rowid, score, own, statement in settled:
-            hit = located.get(rowid)
-            if hit is not None and hit[1] == tenant_id and hit[2] == person_id and hit[3] is None:
-                found.append((-own, score, hit[0], statement))
-        if complete or len(found) >= rows:
-            found.sort()
-            ranked = [
-                (source_id, score, -own, statement) for own, score, source_id, statement in found
-            ]
-            _note(ranked, scores, context_only, stated)
-            return [row[0] for row in ranked], not complete
-    else:
+    if not page:
         return [], False
+    complete = len(page) < page_size
+    found = _settled_in_scope(conn, page, complete, tenant_id, person_id)
+    if complete or len(found) >= rows:
+        found.sort()
+        ranked = [(source_id, score, -own, statement) for own, score, source_id, statement in found]
+        _note(ranked, scores, context_only, stated)
+        return [row[0] for row in ranked], not complete
     ranked = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
     _note(ranked[:rows], scores, context_only, stated)
     return [row[0] for row in ranked[:rows]], len(ranked) > rows
+
+
+def _settled_in_scope(
+    conn: sqlite3.Connection,
+    page: list[tuple[int, float, int, int]],
+    complete: bool,
+    tenant_id: str,
+    person_id: str,
+) -> list[tuple[int, float, str, int]]:
+    """The ``(-own, bm25, source id, stated)`` of the page's settled rows that are live sources
+    of the scope. Rows tied with the page's last key may continue past it: only better ones are
+    settled (all of them when the page is the whole match)."""
+    boundary = (-page[-1][2], page[-1][1])
+    settled = page if complete else [row for row in page if (-row[2], row[1]) < boundary]
+    if not settled:
+        return []
+    marks = ", ".join("?" * len(settled))
+    located = {
+        rowid: (source_id, tenant, person, deleted)
+        for rowid, source_id, tenant, person, deleted in conn.execute(
+            _LOCATE.format(marks=marks), [row[0] for row in settled]
+        )
+    }
+    found: list[tuple[int, float, str, int]] = []
+    for rowid, score, own, statement in settled:
+        hit = located.get(rowid)
+        if hit is not None and hit[1] == tenant_id and hit[2] == person_id and hit[3] is None:
+            found.append((-own, score, hit[0], statement))
+    return found
 
 
 def _note(
@@ -289,66 +298,108 @@ def recall_lexical(
     # split into words.
     if wanted <= 0 or not scope_has_live_source(conn, tenant_id, person_id):
         return []
-    match = recall_match(query, tuning.prefix_from)
+    match = _lexical_match(query, as_of, tuning)
     if match is None:
         return []
-    if as_of is not None:
-        # A capture's context column describes the timeline now (neighbours recorded later), and
-        # its statement column may hold claims recorded after R (linked later). Matched then, a
-        # word said only after R would find a capture as of R (knowledge from the future; issue
-        # 24): context is left out, and a capture with such a claim is matched again without it.
-        match = f"{{content statement}} : ({match})"
     params: dict[str, object] = {"tenant": tenant_id, "person": person_id}
     if as_of is not None:
         params["valid_at"] = as_of.valid_at
         params["recorded_at"] = as_of.recorded_at
+    told = _Told(scored, context_only, stated)
     rows = wanted
     while True:
-        bm25: dict[str, float] = {}
-        neighbours_only: set[str] = set()
-        statements: set[str] = set()
+        page = _Page()
         sources, more = _scored_sources(
-            conn, match, tenant_id, person_id, rows, tuning, bm25, neighbours_only, statements
-        )
+            conn, match, tenant_id, person_id, rows, tuning, page.bm25, page.neighbours_only,
+            page.statements,
+        )  # fmt: skip
         if as_of is not None:
             sources = _known_then(conn, sources, match, params)
         elif tuning.coverage_floor < 1.0:
             # (As of a past time the context column is left out and a statement may hold a
             # later claim: the order stays bm25's there.)
             sources, more = _covered_first(
-                conn, query, sources, more, bm25, neighbours_only, tuning
+                conn, query, sources, more, page.bm25, page.neighbours_only, tuning
             )
-        ranking: list[Target] = []
-        seen: set[Target] = set()
-        # Resolve the first *rows* sources, then (only when they fell short) the rest in blocks.
-        start, block = 0, rows
-        while start < len(sources) and len(ranking) < wanted:
-            chunk = sources[start : start + block]
-            start, block = start + len(chunk), block * 4
-            resolved = _resolve(conn, chunk, params, as_of is not None)
-            corrected = [source_id for source_id in chunk if resolved.get(source_id) == []]
-            if corrected and as_of is None:
-                resolved.update(_successors(conn, corrected, tenant_id, person_id))
-            for source_id in chunk:
-                claims = sorted(
-                    set(resolved.get(source_id, [])),
-                    key=lambda claim: (claim is not None, claim or ""),
-                )
-                for claim_id in claims:
-                    target = ("source", source_id) if claim_id is None else ("claim", claim_id)
-                    if target in seen:
-                        continue
-                    seen.add(target)
-                    ranking.append(target)
-                    if scored is not None:
-                        scored[target] = (-bm25[source_id], source_id)
-                    if context_only is not None and source_id in neighbours_only:
-                        context_only.add(target)
-                    if stated is not None and claim_id is not None and source_id in statements:
-                        stated.add(target)
+        ranking = _targets(conn, sources, rows, wanted, params, as_of is None, page, told)
         if len(ranking) >= wanted or not more:
             return ranking[:wanted]
         rows *= 4  # some sources resolved to nothing (a retracted claim's capture): read deeper
+
+
+def _lexical_match(query: str, as_of: m.AsOf | None, tuning: RecallTuning) -> str | None:
+    """The FTS5 expression of *query* (``None``: no word at all)."""
+    match = recall_match(query, tuning.prefix_from)
+    if match is None or as_of is None:
+        return match
+    # A capture's context column describes the timeline now (neighbours recorded later), and
+    # its statement column may hold claims recorded after R (linked later). Matched then, a
+    # word said only after R would find a capture as of R (knowledge from the future; issue
+    # 24): context is left out, and a capture with such a claim is matched again without it.
+    return f"{{content statement}} : ({match})"
+
+
+@dataclass
+class _Page:
+    """What :func:`_scored_sources` says about the sources of one page."""
+
+    bm25: dict[str, float] = field(default_factory=dict)
+    neighbours_only: set[str] = field(default_factory=set)
+    statements: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What the caller of :func:`recall_lexical` asked to be told about each target."""
+
+    scored: dict[Target, tuple[float, str]] | None
+    context_only: set[Target] | None
+    stated: set[Target] | None
+
+    def note(self, target: Target, source_id: str, page: _Page) -> None:
+        if self.scored is not None:
+            self.scored[target] = (-page.bm25[source_id], source_id)
+        if self.context_only is not None and source_id in page.neighbours_only:
+            self.context_only.add(target)
+        if self.stated is not None and target[0] == "claim" and source_id in page.statements:
+            self.stated.add(target)
+
+
+def _targets(
+    conn: sqlite3.Connection,
+    sources: list[str],
+    rows: int,
+    wanted: int,
+    params: dict[str, object],
+    current: bool,
+    page: _Page,
+    told: _Told,
+) -> list[Target]:
+    """*sources* resolved to distinct targets, in order: the first *rows* sources, then (only
+    when they fell short of *wanted*) the rest in blocks. *current* (no ``as_of``): a capture
+    whose claims were all corrected stands for their current versions."""
+    ranking: list[Target] = []
+    seen: set[Target] = set()
+    start, block = 0, rows
+    while start < len(sources) and len(ranking) < wanted:
+        chunk = sources[start : start + block]
+        start, block = start + len(chunk), block * 4
+        resolved = _resolve(conn, chunk, params, not current)
+        corrected = [source_id for source_id in chunk if resolved.get(source_id) == []]
+        if corrected and current:
+            tenant_id, person_id = str(params["tenant"]), str(params["person"])
+            resolved.update(_successors(conn, corrected, tenant_id, person_id))
+        for source_id in chunk:
+            claims = sorted(
+                set(resolved.get(source_id, [])), key=lambda claim: (claim is not None, claim or "")
+            )
+            for claim_id in claims:
+                target = ("source", source_id) if claim_id is None else ("claim", claim_id)
+                if target not in seen:
+                    seen.add(target)
+                    ranking.append(target)
+                    told.note(target, source_id, page)
+    return ranking
 
 
 def _covered_first(
