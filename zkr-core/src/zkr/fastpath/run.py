@@ -9,7 +9,9 @@ them exactly as it would from the pydantic models: one handler, one result repre
 
 Declining (``None``) is always safe: the caller takes the normal path. It declines a request the
 checker cannot vouch for, and any request in a process that has already imported the real
-models (a long-lived server, a test run), where the two kinds of class must never meet.
+models (a long-lived server, a test run), where the two kinds of class must never meet. For the
+same reason a process that ran :func:`answer` must not use the library (``MemoryDb``) afterwards:
+it is for one-shot processes only.
 """
 
 from __future__ import annotations
