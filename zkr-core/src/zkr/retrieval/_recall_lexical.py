@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from zkr.retrieval._bounds import scope_has_live_source
@@ -380,22 +379,32 @@ def _lexical_match(query: str, as_of: m.AsOf | None, tuning: RecallTuning) -> st
     return f"{{content statement}} : ({match})"
 
 
-@dataclass
+# Plain classes, not dataclasses: a one-shot search imports this (start-up, issue 27.4).
 class _Page:
     """What :func:`_scored_sources` says about the sources of one page."""
 
-    bm25: dict[str, float] = field(default_factory=dict)
-    neighbours_only: set[str] = field(default_factory=set)
-    statements: set[str] = field(default_factory=set)
+    __slots__ = ("bm25", "neighbours_only", "statements")
+
+    def __init__(self) -> None:
+        self.bm25: dict[str, float] = {}
+        self.neighbours_only: set[str] = set()
+        self.statements: set[str] = set()
 
 
-@dataclass(frozen=True)
 class _Told:
     """What the caller of :func:`recall_lexical` asked to be told about each target."""
 
-    scored: dict[Target, tuple[float, str]] | None
-    context_only: set[Target] | None
-    stated: set[Target] | None
+    __slots__ = ("context_only", "scored", "stated")
+
+    def __init__(
+        self,
+        scored: dict[Target, tuple[float, str]] | None,
+        context_only: set[Target] | None,
+        stated: set[Target] | None,
+    ) -> None:
+        self.scored = scored
+        self.context_only = context_only
+        self.stated = stated
 
     def note(self, target: Target, source_id: str, page: _Page) -> None:
         if self.scored is not None:

@@ -3,7 +3,7 @@ ranking; benchmarks pass others in)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from zkr.retrieval._recall_query import PREFIX_FROM
 from zkr.retrieval.fusion import (
@@ -47,8 +47,8 @@ CANDIDATES_PER_ITEM = 4
 MIN_CANDIDATES = 50
 
 
-@dataclass(frozen=True)
-class RecallTuning:
+# A NamedTuple, not a dataclass: a one-shot search imports this (start-up, issue 27.4).
+class RecallTuning(NamedTuple):
     """The recall ranking's parameters (the defaults are the shipped ranking)."""
 
     context_weight: float = CONTEXT_WEIGHT
