@@ -62,17 +62,19 @@ def _open_plain(scope: Scope) -> Database:
     return Database(os.path.expanduser(scope.db))
 
 
-def _read(db: Database, name: str, request: dict[str, Any]) -> Any:
-    """Operation *name*'s JSON answer: on the fast path when it takes the request, else the
-    normal one (pydantic validates and words any error)."""
+def _read(db: Database, scope: Scope, name: str, fields: dict[str, Any]) -> Any:
+    """Operation *name*'s JSON answer in the hook's scope: on zkr's fast path when it takes the
+    request, else zkr-core's run (pydantic's validation and words, busy retry)."""
     from zkr.fastpath.run import answer
 
-    fast = answer(db, name, request)
+    payload = {**fields, "tenant_id": scope.tenant_id, "person_id": scope.person_id}
+    fast = answer(db, name, payload)
     if fast is not None:
         return fast[0]
     from zkr.operations import run
+    from zkr.tool_calls import retry_busy
 
-    return run(db, name, request)
+    return retry_busy(lambda: run(db, name, payload))
 
 
 def recall_context(db: Database, scope: Scope, event: HookEvent) -> str:
@@ -82,11 +84,9 @@ def recall_context(db: Database, scope: Scope, event: HookEvent) -> str:
         query = (event.prompt or "").strip()[:PROMPT_QUERY_CHARS]
         if not query:
             return ""
-        pack = _read(db, "search", {**scope.fields(), "query": query, "limit": RECALL_LIMIT})
+        pack = _read(db, scope, "search", {"query": query, "limit": RECALL_LIMIT})
         return render(Cited(item["excerpt"], tuple(item["evidence_ids"])) for item in pack["items"])
-    page = _read(
-        db, "memories", {**scope.fields(), "claim_kinds": CLAIM_KINDS, "limit": START_LIMIT}
-    )
+    page = _read(db, scope, "memories", {"claim_kinds": CLAIM_KINDS, "limit": START_LIMIT})
     return render(
         Cited(
             f"{item['claim']['subject']} {item['claim']['predicate']} {item['claim']['value']}",
