@@ -52,50 +52,25 @@ def _coverage(
     return {source_id: count / len(concepts) for source_id, count in held.items()}
 
 
-# Each row's score with every column, and whether it matches by its own words at all: a hit of
-# the query in its content or statement column (:func:`_own_match`). A row that matches only
-# through its neighbours' text ranks after every row that matches itself. "Own" was FTS5's bm25
-# with the context column at weight 0 (below 0 exactly when such a hit exists), a second bm25 of
-# every matching row of the whole index; the rowid set of the own-column match is the same test
-# for a fraction of the cost (issue 27.5). Whether a row's claims' statements match is read for
-# the returned rows only (:data:`_STATED`).
+# Each row's score with every column, whether it matches by its own words at all (the score
+# without the context column: FTS5's bm25 of a row whose only hits carry weight 0 is 0) and
+# whether its claims' statements match. A row that matches only through its neighbours' text
+# ranks after every row that matches itself.
 _PAGE = """
 SELECT rowid, bm25(recall_fts, 1.0, :statement, :context) AS score,
-  rowid IN (SELECT rowid FROM recall_fts WHERE recall_fts MATCH :own) AS own
+  bm25(recall_fts, 1.0, :statement, 0.0) < 0 AS own, bm25(recall_fts, 0.0, 1.0, 0.0) < 0 AS stated
 FROM recall_fts WHERE recall_fts MATCH :match
 ORDER BY own DESC, score LIMIT :limit
 """
 
 _SCOPED = """
 SELECT s.id, bm25(recall_fts, 1.0, :statement, :context) AS score,
-  recall_fts.rowid IN (SELECT rowid FROM recall_fts WHERE recall_fts MATCH :own) AS own,
-  s.rowid
+  bm25(recall_fts, 1.0, :statement, 0.0) < 0 AS own, bm25(recall_fts, 0.0, 1.0, 0.0) < 0 AS stated
 FROM recall_fts CROSS JOIN sources AS s ON s.rowid = recall_fts.rowid
 WHERE recall_fts MATCH :match AND s.tenant_id = :tenant AND s.person_id = :person
   AND s.deleted_at IS NULL
 ORDER BY own DESC, score, s.id LIMIT :limit
 """
-
-# Which of the given rows' claims' statements match (bm25 with only the statement column
-# weighted was below 0 exactly then).
-_STATED = """
-SELECT rowid FROM recall_fts
-WHERE recall_fts MATCH :stated AND rowid IN (SELECT value FROM json_each(:rowids))
-"""
-
-
-def _own_match(match: str) -> str:
-    """*match* restricted to the content and statement columns (phrases already restricted to
-    the statement column stay so: nested column filters intersect)."""
-    return f"{{content statement}} : ({match})"
-
-
-def _stated_rowids(conn: sqlite3.Connection, match: str, rowids: Sequence[int]) -> set[int]:
-    if not rowids:
-        return set()
-    params = {"stated": f"statement : ({match})", "rowids": json.dumps(list(rowids))}
-    return {row[0] for row in conn.execute(_STATED, params)}
-
 
 _LOCATE = "SELECT rowid, id, tenant_id, person_id, deleted_at FROM sources WHERE rowid IN ({marks})"
 
@@ -125,7 +100,6 @@ def _scored_sources(
     """
     params = {
         "match": match,
-        "own": _own_match(match),
         "context": tuning.context_weight,
         "statement": tuning.statement_weight,
         "tenant": tenant_id,
@@ -139,37 +113,22 @@ def _scored_sources(
     found = _settled_in_scope(conn, page, complete, tenant_id, person_id)
     if complete or len(found) >= rows:
         found.sort()
-        stated_rows = (
-            _stated_rowids(conn, match, [row[3] for row in found]) if stated is not None else set()
-        )
-        ranked = [
-            (source_id, score, -own, int(rowid in stated_rows))
-            for own, score, source_id, rowid in found
-        ]
+        ranked = [(source_id, score, -own, statement) for own, score, source_id, statement in found]
         _note(ranked, scores, context_only, stated)
         return [row[0] for row in ranked], not complete
-    scoped = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
-    stated_rows = (
-        _stated_rowids(conn, match, [row[3] for row in scoped[:rows]])
-        if stated is not None
-        else set()
-    )
-    ranked = [
-        (source_id, score, own, int(rowid in stated_rows))
-        for source_id, score, own, rowid in scoped[:rows]
-    ]
-    _note(ranked, scores, context_only, stated)
-    return [row[0] for row in ranked], len(scoped) > rows
+    ranked = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
+    _note(ranked[:rows], scores, context_only, stated)
+    return [row[0] for row in ranked[:rows]], len(ranked) > rows
 
 
 def _settled_in_scope(
     conn: sqlite3.Connection,
-    page: list[tuple[int, float, int]],
+    page: list[tuple[int, float, int, int]],
     complete: bool,
     tenant_id: str,
     person_id: str,
 ) -> list[tuple[int, float, str, int]]:
-    """The ``(-own, bm25, source id, rowid)`` of the page's settled rows that are live sources
+    """The ``(-own, bm25, source id, stated)`` of the page's settled rows that are live sources
     of the scope. Rows tied with the page's last key may continue past it: only better ones are
     settled (all of them when the page is the whole match)."""
     boundary = (-page[-1][2], page[-1][1])
@@ -184,10 +143,10 @@ def _settled_in_scope(
         )
     }
     found: list[tuple[int, float, str, int]] = []
-    for rowid, score, own in settled:
+    for rowid, score, own, statement in settled:
         hit = located.get(rowid)
         if hit is not None and hit[1] == tenant_id and hit[2] == person_id and hit[3] is None:
-            found.append((-own, score, hit[0], rowid))
+            found.append((-own, score, hit[0], statement))
     return found
 
 
