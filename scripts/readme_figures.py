@@ -5,7 +5,8 @@
 
 ``benchmarks/reports/bench.json`` is a ``benchmarks/run.py`` report; ``locomo.json`` and
 ``everyday.json``, when present, are ``benchmarks/locomo.py`` and ``benchmarks/everyday.py``
-reports. The table between the two markers of README.md is a function of those files: a figure
+reports; ``bulk_import.json`` a ``benchmarks/bulk_import.py`` report. The table between the two
+markers of README.md is a function of those files: a figure
 typed by hand, or a report replaced without re-rendering, fails ``tests/test_docs_truth.py``.
 """
 
@@ -135,6 +136,32 @@ def _everyday_table(report: Report) -> list[str]:
     return lines
 
 
+def _seconds(value: Any) -> str:
+    return "–" if value is None else f"{value:,.1f} s"
+
+
+def _import_table(report: Report) -> list[str]:
+    """``benchmarks/bulk_import.py``: zkr import beside the baseline commit and the SQLite floor."""
+    sizes = sorted(report.get("sizes", {}), key=int)
+    rows = [
+        ("`zkr import`, memories per CPU-second", ("zkr", "rows_per_cpu_s"), _rate),
+        ("— over the baseline commit, same run", ("speedup_rows_per_cpu_s",), _ratio),
+        ("— CPU time over SQLite writing the same rows", ("zkr_cpu_over_floor",), _ratio),
+        ("`zkr import`, wall time", ("zkr", "wall_s"), _seconds),
+    ]
+    lines = [
+        "| figure | " + " | ".join(f"{int(size):,} memories" for size in sizes) + " |",
+        "|---|" + "---|" * len(sizes),
+    ]
+    for label, path, cell in rows:
+        lines.append(
+            f"| {label} | "
+            + " | ".join(cell(_get(report["sizes"][size], *path)) for size in sizes)
+            + " |"
+        )
+    return lines
+
+
 def render(reports: dict[str, Report]) -> str:
     """The text between the markers."""
     lines = [BEGIN, ""]
@@ -160,6 +187,15 @@ def render(reports: dict[str, Report]) -> str:
             " (`benchmarks/everyday.py`):"
         )
         lines.extend(["", *_everyday_table(everyday), ""])
+    imported = reports.get("bulk_import")
+    if imported is not None:
+        load = _get(imported, "machine", "load_average_at_start") or [0.0]
+        lines.append(
+            f"Importing history (`benchmarks/bulk_import.py` of {imported['started_at'][:10]} at"
+            f" commit `{imported['commit']}`, baseline `{imported['baseline_commit']}`, load"
+            f" average {load[0]:.1f}; CPU time beside wall time):"
+        )
+        lines.extend(["", *_import_table(imported), ""])
     lines.append(END)
     return "\n".join(lines)
 

@@ -13,8 +13,10 @@ from zkr_openclaw_bridge.install import PLUGIN_FILES, install, plugin_dir
 
 
 def test_install_copies_the_plugin_and_prints_the_config_lines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name in ("ZKR_DB", "ZKR_TENANT", "ZKR_PERSON", "ZKR_TENANT_ID", "ZKR_PERSON_ID"):
+        monkeypatch.delenv(name, raising=False)
     target = tmp_path / "plugins" / "zkr"
     assert (
         cli.main(
@@ -40,13 +42,32 @@ def test_install_copies_the_plugin_and_prints_the_config_lines(
         {"command": "/opt/zkr/bin/zkr", "database": str(tmp_path / "zkr.db")}, separators=(",", ":")
     )
     assert f"openclaw config set plugins.entries.zkr.config '{entry}' --strict-json" in out
+    # Auto-capture's hook (agent_end) runs for a non-bundled plugin only with this permission.
+    assert "openclaw config set plugins.entries.zkr.hooks.allowConversationAccess true" in out
+
+
+def test_install_takes_the_database_and_scope_from_zkr_settings(tmp_path: Path) -> None:
+    environ = {"ZKR_DB": str(tmp_path / "shared.db"), "ZKR_TENANT": "home", "ZKR_PERSON": "ada"}
+    config = install(tmp_path / "p", command="/opt/zkr/bin/zkr", environ=environ).config
+    assert config == {
+        "command": "/opt/zkr/bin/zkr",
+        "database": str(tmp_path / "shared.db"),
+        "tenant": "home",
+        "person": "ada",
+    }
+    # What the command line names beats the environment.
+    given = install(
+        tmp_path / "q", command="/z", tenant="work", person="bob", environ=environ
+    ).config
+    assert (given["tenant"], given["person"]) == ("work", "bob")
 
 
 def test_install_defaults_to_the_zkr_beside_this_python(tmp_path: Path) -> None:
-    installation = install(tmp_path / "p")
+    installation = install(tmp_path / "p", environ={})
     command = installation.config.get("command")
     assert command is not None and Path(command).is_absolute() and Path(command).name == "zkr"
     assert "database" not in installation.config
+    assert "tenant" not in installation.config and "person" not in installation.config
 
 
 def test_package_json_is_an_esm_openclaw_extension_without_runtime_dependencies() -> None:

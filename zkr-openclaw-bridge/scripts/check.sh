@@ -5,6 +5,8 @@
 #   3. the real plugin loader + memory runtime (memory-host-search)            (Node 20+)
 #   4. `openclaw plugins inspect zkr --runtime` and a loopback gateway
 #      answering POST /tools/invoke, hostile cases included                    (Node 24, from npm)
+#   5. the gateway running agent turns (a model served by the check, no LLM): auto-recall
+#      before each turn, auto-capture after it, each message stored once        (Node 24, from npm)
 #
 # Usage: check.sh [--no-node24]
 # Environment:
@@ -99,7 +101,7 @@ config() {  # config COMMAND [EXTRA_PLUGIN_CONFIG_JSON]
   node -e 'const [work, command, extra] = process.argv.slice(1);
     const config = { command, database: `${work}/state/zkr.db`, timeoutMs: 5000, ...JSON.parse(extra || "{}") };
     console.log(JSON.stringify({ logging: { file: `${work}/openclaw.log` }, plugins: { load: { paths: [`${work}/plugin`] },
-      slots: { memory: "zkr" }, entries: { zkr: { enabled: true, config } } } }, null, 2));' "$WORK" "$@"
+      slots: { memory: "zkr" }, entries: { zkr: { enabled: true, hooks: { allowConversationAccess: true }, config } } } }, null, 2));' "$WORK" "$@"
 }
 config "$ZKR" > "$OPENCLAW_CONFIG_PATH"
 (cd "$WORK/sdk/test/host" && node host-probe.mjs cited)
@@ -119,6 +121,14 @@ node -e 'const j = require(process.argv[1]), p = j.plugin, want = JSON.parse(pro
     JSON.stringify([...p.toolNames].sort()) === JSON.stringify([...want].sort());
   process.exit(ok ? 0 : 1);' "$WORK/inspect.json" "$(node -p "JSON.stringify(require('$WORK/plugin/openclaw.plugin.json').contracts.tools)")"
 
+step "openclaw plugins inspect zkr without hooks.allowConversationAccess: agent_end blocked, said once"
+node -e 'const fs = require("fs"), [from, to] = process.argv.slice(1), c = JSON.parse(fs.readFileSync(from, "utf8"));
+  delete c.plugins.entries.zkr.hooks; fs.writeFileSync(to, JSON.stringify(c));' "$OPENCLAW_CONFIG_PATH" "$WORK/no-hooks.json"
+OPENCLAW_CONFIG_PATH=$WORK/no-hooks.json node "$HOST/node_modules/openclaw/openclaw.mjs" plugins inspect zkr --runtime --json > "$WORK/inspect-no-hooks.json"
+node -e 'const j = require(process.argv[1]), d = j.diagnostics.map((x) => x.message);
+  console.log(JSON.stringify({ status: j.plugin.status, diagnostics: d }));
+  process.exit(j.plugin.status === "loaded" && d.length === 1 && /typed hook "agent_end" blocked .*allowConversationAccess=true/u.test(d[0]) ? 0 : 1);' "$WORK/inspect-no-hooks.json"
+
 step "gateway on 127.0.0.1: POST /tools/invoke, hostile cases"
 # The plugin runs the stub, which execs the real zkr in mode "real" and logs every start.
 { head -n 1 "$ZKR"; tail -n +2 "$TESTS/stubs/zkr-stub.py"; } > "$WORK/zkr-stub"
@@ -128,5 +138,12 @@ PORT=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", (
 CHECK_WORK=$WORK CHECK_PORT=$PORT OPENCLAW_ENTRY=$HOST/node_modules/openclaw/openclaw.mjs \
 ZKR_STUB_REAL=$ZKR ZKR_STUB_MODE_FILE=$WORK/stub-mode ZKR_STUB_LOG=$WORK/stub.log \
   node "$WORK/sdk/test/host/gateway-check.mjs" || { echo "--- gateway output"; tail -n 40 "$WORK/gateway.out"; exit 1; }
+
+step "gateway agent turns: auto-recall, auto-capture once per message, a failing zkr"
+# A model provider served by the check itself (no LLM); turns through /v1/chat/completions.
+PORT=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
+CHECK_WORK=$WORK CHECK_PORT=$PORT OPENCLAW_ENTRY=$HOST/node_modules/openclaw/openclaw.mjs ZKR_STUB=$WORK/zkr-stub \
+ZKR_STUB_REAL=$ZKR ZKR_STUB_MODE_FILE=$WORK/turn-stub-mode ZKR_STUB_LOG=$WORK/turn-stub.log \
+  node "$WORK/sdk/test/host/turn-check.mjs" || { echo "--- gateway output"; tail -n 40 "$WORK/gateway-turns.out"; exit 1; }
 
 step "ALL CHECKS PASSED (node $NODE_SYSTEM + $("$NODE24" --version))"

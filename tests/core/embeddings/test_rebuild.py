@@ -191,3 +191,26 @@ def test_rebuild_shows_rate_and_time_left_only_on_a_terminal(
     assert last.startswith("zkr rebuild: 6/6 (6 embedded, 0 skipped) ")
     assert "/s" in last and "left" in last
     assert stream.text.endswith("\n")
+
+
+def test_rebuild_embeds_on_a_worker_while_storing_on_the_caller(
+    mem: Any, hash_embedder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model runs on a worker thread, so batch N+1 embeds while batch N is stored."""
+    import threading
+
+    threads: list[str] = []
+    embed_batch = hash_embedder.embed_batch
+
+    def recording(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return embed_batch(texts, *args, **kwargs)
+
+    monkeypatch.setattr(hash_embedder, "embed_batch", recording)
+    for n in range(5):
+        mem.raw(f"note number {n}")
+    result = rebuild(mem.db, batch_size=2)
+    assert result.embedded == 10 and result.complete
+    assert threads and all(name.startswith("zkr-rebuild") for name in threads)
+    assert threading.current_thread().name not in threads
+    assert lane_issues(mem) == []

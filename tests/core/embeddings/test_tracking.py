@@ -502,3 +502,136 @@ def test_every_raw_edit_keeps_the_backlog_exact(world: World, statement: int) ->
             assert fast == all_issues(world.db, scope, LANES[0], fast=False)[1]
             walked += covered
     assert walked > len(steps)  # the backlog walk answered most of them
+
+
+# -- the lane saved beside the database (zkr.embeddings._lane_file) --------------------------
+# The next process loads the file at its tick and refreshes it by what was ticked since; after any
+# sequence of operations that answer must equal a fresh build. A file of another database is
+# ignored, and an erasure zeroes and removes every file (they hold vectors derived from text).
+
+import shutil  # noqa: E402  (this section's own imports, kept apart from the file's head)
+from pathlib import Path  # noqa: E402
+
+import zkr.embeddings.dense as dense  # noqa: E402
+from zkr.embeddings.dense import LaneTuning  # noqa: E402
+from zkr.store.sidecars import SIDECAR_SUFFIX  # noqa: E402
+
+SAVE_ALL = LaneTuning(file_rows=1)
+
+
+def _open(path: Path) -> MemoryDb:
+    db = MemoryDb(path)
+    db.lane_tuning = SAVE_ALL  # type: ignore[attr-defined]
+    return db
+
+
+def _lane_files(path: Path) -> list[Path]:
+    folder = Path(str(path) + SIDECAR_SUFFIX)
+    return sorted(folder.glob("lane-*.f32")) if folder.is_dir() else []
+
+
+def _builds(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Records every full build (a lane read from its file is not one)."""
+    calls: list[Any] = []
+    build = dense._build
+
+    def counted(*args: Any) -> Any:
+        calls.append(args[1])
+        return build(*args)
+
+    monkeypatch.setattr(dense, "_build", counted)
+    return calls
+
+
+def test_a_saved_lane_is_loaded_by_the_next_process_without_a_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "memory.db"
+    first = _open(path)
+    populated(World(first))
+    expected = dense_answer(first, SCOPES[0], LANES[0], cache=True)
+    first.close()
+    assert _lane_files(path)
+    builds = _builds(monkeypatch)
+    second = _open(path)
+    try:
+        assert dense_answer(second, SCOPES[0], LANES[0], cache=True) == expected
+        assert builds == []
+        assert cached_lanes(second)
+    finally:
+        second.close()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(operations=st.lists(OPERATION, min_size=1, max_size=30))
+def test_a_lane_read_from_its_file_and_refreshed_equals_a_fresh_build(
+    tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[Any, ...]]
+) -> None:
+    path = tmp_path_factory.mktemp("lanefile") / "memory.db"
+    first = _open(path)
+    try:
+        populated(World(first))
+        for scope in SCOPES:
+            for lane in LANES:
+                dense_answer(first, scope, lane, cache=True, vectors=1)  # builds and saves
+        world = World(first)
+        for op in operations:  # changes the saved lanes never saw
+            world.run(op)
+    finally:
+        first.close()
+    second = _open(path)
+    try:
+        for scope in SCOPES:
+            for lane in LANES:
+                fresh = dense_answer(second, scope, lane, cache=False)
+                assert dense_answer(second, scope, lane, cache=True) == fresh
+    finally:
+        second.close()
+
+
+def test_a_lane_file_of_another_database_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, other = tmp_path / "one.db", tmp_path / "other.db"
+    for path, word in ((one, 1), (other, 2)):
+        db = _open(path)
+        world = World(db)
+        populated(world)
+        world.run(("remember", 0, True, word))
+        dense_answer(db, SCOPES[0], LANES[0], cache=True, vectors=1)
+        db.close()
+    theirs = _lane_files(one)[0]
+    shutil.copyfile(theirs, _lane_files(other)[0])  # same lane key, another history
+    builds = _builds(monkeypatch)
+    db = _open(other)
+    try:
+        fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
+        builds.clear()
+        assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+        assert len(builds) == 1  # the copied file was refused: the lane was built
+    finally:
+        db.close()
+
+
+def test_an_erasure_zeroes_and_removes_the_lane_files(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    db = _open(path)
+    try:
+        world = World(db)
+        populated(world)
+        dense_answer(db, SCOPES[0], LANES[0], cache=True, vectors=1)
+        assert _lane_files(path)
+        scope, source_id = next(pick for pick in world.ids["source"] if pick[0] == 0)
+        tenant, person = SCOPES[scope]
+        db.forget(
+            m.ForgetRequest.model_validate(
+                {"tenant_id": tenant, "person_id": person, "source_id": source_id, "erased_at": 99}
+            )
+        )
+        assert _lane_files(path) == []
+    finally:
+        db.close()

@@ -52,7 +52,7 @@ export function zkr(db, command, request) {
  * name must be in contracts.tools ("plugin must declare contracts.tools for: ...").
  */
 export function fakeApi(pluginConfig) {
-  const rec = { capability: undefined, factories: [], errors: [] };
+  const rec = { capability: undefined, factories: [], errors: [], hooks: [], warnings: [] };
   const declared = new Set(manifest.contracts?.tools ?? []);
   const api = {
     id: manifest.id,
@@ -68,6 +68,11 @@ export function fakeApi(pluginConfig) {
       if (undeclared.length) rec.errors.push(`plugin must declare contracts.tools for: ${undeclared.join(", ")}`);
       rec.factories.push({ factory: typeof tool === "function" ? tool : () => tool, names });
     },
+    // api.on(hookName, handler, opts?): the typed lifecycle hooks (docs/plugins/hooks.md).
+    on(hookName, handler, opts) {
+      rec.hooks.push({ hookName, handler, opts });
+    },
+    logger: { info() {}, debug() {}, error: (line) => rec.warnings.push(line), warn: (line) => rec.warnings.push(line) },
   };
   return { api, rec };
 }

@@ -4,6 +4,7 @@
 import type { OpenClawPluginApi, OpenClawPluginDefinition } from "openclaw/plugin-sdk/plugin-entry";
 import type { MemoryPluginCapability, MemoryPluginRuntime } from "openclaw/plugin-sdk/memory-core";
 import type { MemorySearchManager, MemorySearchResult } from "openclaw/plugin-sdk/memory-host-files";
+import { registerAutoMemory, resolveAutoMemoryConfig } from "../plugin/auto-memory.js";
 import plugin, { ZkrBridge, ZkrMemoryHost, ZkrMemoryManager, createTools, promptBuilder, resolveConfig } from "../plugin/index.js";
 
 // The default export is what the loader consumes.
@@ -32,5 +33,16 @@ api.registerMemoryCapability("zkr");
 api.registerTool(() => null, { names: "memory_search" });
 // @ts-expect-error the plugin's manager needs a bridge, not options
 new ZkrMemoryManager({ command: "zkr" }, "main");
+
+// The lifecycle hooks (auto-memory.js) are typed by the SDK's hook map, not `any`.
+registerAutoMemory(api, bridge, resolveAutoMemoryConfig({}));
+api.on("before_prompt_build", (event) => ({ prependContext: event.prompt }));
+api.on("agent_end", (event) => void event.messages.length);
+// @ts-expect-error there is no hook of that name
+api.on("after_turn", () => undefined);
+// @ts-expect-error before_prompt_build's result has no `prompt` field
+api.on("before_prompt_build", () => ({ prompt: "x" }));
+// @ts-expect-error agent_end's event has no `prompt`
+api.on("agent_end", (event) => void event.prompt);
 
 void [definition, register, manager, capability, executed, bad1, bad2, bad3];

@@ -1,9 +1,13 @@
 """``zkr import FILE``: JSON lines of ``remember`` requests, stored once each.
 
 Every line is one ``remember`` request, validated exactly as ``zkr remember`` validates its stdin.
-A line is atomic (its own savepoint): a refused line leaves nothing behind, and the lines around it
-are stored. Lines are committed in batches (one transaction per :data:`BATCH_LINES` lines) for
-speed; a crash or a kill loses at most the uncommitted batch, and a re-run stores it then.
+A line is atomic: a refused line leaves nothing behind, and the lines around it are stored. Lines
+are committed in batches (one transaction per :data:`BATCH_LINES` lines); a crash or a kill loses
+at most the uncommitted batch, and a re-run stores it then (the lines before it are replays).
+
+New captures are written together (:class:`zkr.writes.bulk.CaptureBatch`: the rows, feed and
+search projections ``remember`` writes for each, with reused statements); a line whose key is
+already stored is replayed through ``remember`` itself, after the captures before it are written.
 
 Idempotent: a line's ``ingestion_key`` makes a second run a replay. A line without one gets a key
 derived from its content (``import-sha256:`` + the SHA-256 of the request's canonical JSON), so a
@@ -32,6 +36,7 @@ import zkr.feed.erasure as _erasure
 if TYPE_CHECKING:
     from zkr import models as m
     from zkr.db import MemoryDb
+    from zkr.writes.bulk import CaptureBatch
 
 __all__ = [
     "BATCH_LINES",
@@ -42,8 +47,8 @@ __all__ = [
     "import_lines",
 ]
 
-#: Lines per transaction.
-BATCH_LINES = 200
+#: Lines per transaction (what a kill can lose and a re-run then stores).
+BATCH_LINES = 2000
 #: Prefix of the ingestion key given to a line that has none (one definition, in zkr-core, which
 #: knows to replace such keys when it erases their source).
 DERIVED_KEY_PREFIX = _erasure.DERIVED_KEY_PREFIX
@@ -136,6 +141,7 @@ def import_lines(
 ) -> ImportSummary:
     """Store every good line of *stream*; report the others by line number."""
     from zkr.operations import MAX_REQUEST_BYTES, OPERATIONS, parse
+    from zkr.writes.bulk import CaptureBatch
 
     remember = OPERATIONS["remember"]
     summary = ImportSummary()
@@ -145,48 +151,52 @@ def import_lines(
     while not done:
         done = True
         with db.atomic() as conn:
+            batch = CaptureBatch(conn)
             for index, (number, raw) in enumerate(lines):
                 summary.lines = number
                 if raw.strip():
-                    _one(db, conn, remember, parse, number, raw, summary)
+                    _one(db, batch, remember, parse, number, raw, summary)
                 shown.update(summary)
                 if index + 1 >= BATCH_LINES:
                     done = False
                     break
+            batch.flush()
     shown.update(summary, final=True)
     return summary
 
 
 def _one(
     db: MemoryDb,
-    conn: Any,
+    batch: CaptureBatch,
     remember: Any,
     parse: Any,
     number: int,
     raw: bytes,
     summary: ImportSummary,
 ) -> None:
-    """Store one line in its own savepoint (``remember`` nests in the batch transaction)."""
+    """Queue one new line in *batch*, or replay it (``remember`` in a savepoint of the batch's
+    transaction), or drop it, or refuse it."""
     from zkr.errors import ZkrError
-    from zkr.writes.capture import is_erased, is_stored
+    from zkr.writes.bulk import KeyState
 
     try:
         request = parse(remember, raw)
         if request.ingestion_key is None:
             request = request.model_copy(update={"ingestion_key": derived_key(request)})
-        scope_key = (request.tenant_id, request.person_id, request.ingestion_key)
-        if is_erased(conn, *scope_key):
+        state = batch.key_state(request.tenant_id, request.person_id, request.ingestion_key)
+        if state is KeyState.ERASED:
             summary.dropped += 1
             return
-        known = is_stored(conn, *scope_key)
+        if state is KeyState.NEW:
+            batch.add(request)
+            summary.stored += 1
+            return
+        batch.flush()  # the replay sees every line before it
         remember.call(db, request)
     except ZkrError as exc:
         summary.refuse(number, exc.message)
         return
-    if not known:
-        summary.stored += 1
-    else:
-        summary.replayed += 1
+    summary.replayed += 1
 
 
 def open_input(path: str) -> BinaryIO:

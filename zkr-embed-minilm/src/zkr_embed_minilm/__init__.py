@@ -63,10 +63,14 @@ class MiniLMEmbedder(Embedder):
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest, not to 128
         options = ort.SessionOptions()
+        # Every core by default (onnxruntime's own default); ZKR_MINILM_THREADS caps it.
         threads = os.environ.get("ZKR_MINILM_THREADS")
         if threads:
             options.intra_op_num_threads = int(threads)
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # onnxruntime's workers spin between the many small operators of a forward pass: on a
+        # shared machine that burns CPU without embedding anything (and stalls when a spinning
+        # worker loses its core). Waiting passively costs little wall time and much less CPU.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         self._tokenizer = tokenizer
 

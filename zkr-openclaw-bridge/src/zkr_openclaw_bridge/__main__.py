@@ -23,7 +23,11 @@ def _parser() -> argparse.ArgumentParser:
     install.add_argument("directory", type=Path, metavar="DIR")
     install.add_argument("--command", help="absolute path of zkr (default: the one beside Python)")
     install.add_argument(
-        "--database", help="zkr database (default in the plugin: ~/.zkr/memory.db)"
+        "--database", help="zkr database (default: $ZKR_DB, else the plugin's ~/.zkr/memory.db)"
+    )
+    install.add_argument("--tenant", help="zkr tenant (default: $ZKR_TENANT, else openclaw)")
+    install.add_argument(
+        "--person", help="zkr person (default: $ZKR_PERSON, else the active OpenClaw agent)"
     )
     commands.add_parser("plugin-dir", help="print the folder of the shipped plugin files")
     return parser
@@ -38,7 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.action == "plugin-dir":
         print(plugin_dir())
         return 0
-    installation = install(args.directory, command=args.command, database=args.database)
+    installation = install(
+        args.directory,
+        command=args.command,
+        database=args.database,
+        tenant=args.tenant,
+        person=args.person,
+    )
     print(installation.instructions())
     return 0
 

@@ -17,6 +17,7 @@ import itertools
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TextIO
 
 from zkr import models as m
@@ -134,6 +135,10 @@ def _vectors(embedder: Any, texts: list[str], known: dict[str, list[float]]) -> 
 def rebuild(db: Database, request: m.RebuildRequest) -> m.RebuildResult:
     """Embed the stale or missing projections of (scope, model, version) (one pass).
 
+    Two stages overlap: a worker thread embeds the next batch (the model runs on every core: the
+    plugins' runtimes release the GIL) while this thread stores the previous one in SQLite, so
+    the model never waits for the database.
+
     :raises InvalidRequest: blank scope; :class:`~zkr.errors.EmbeddingError` for a blank
         model/version, an embedder failure, or a vector ``embed`` refuses (e.g. a lane conflict).
     :raises UnknownPluginError: no installed embedder serves (model, version).
@@ -144,41 +149,73 @@ def rebuild(db: Database, request: m.RebuildRequest) -> m.RebuildResult:
     require_lane_names(request.model, request.version)
     embedder = get_embedder(request.model, request.version)
     batch_size = request.batch_size or getattr(embedder, "batch_size", None) or DEFAULT_BATCH_SIZE
-    budget = request.max_items
-    embedded = skipped = batches = 0
-    after: Target | None = None
+    run = _Run(db, request, embedder, batch_size)
     progress = _Progress(sys.stderr, lambda: _work_left(db, request))
-    known: dict[str, list[float]] = {}
-    complete = True
     try:
-        while True:
-            size = batch_size
-            if budget is not None:
-                size = min(size, budget - embedded - skipped)
-                if size <= 0:
-                    complete = not _next_batch(db, request, after, 1)
-                    break
-            batch = _next_batch(db, request, after, size)
-            if not batch:
-                break
-            last = batch[-1].input.target
-            after = (last.kind.value, last.id)
-            vectors = _vectors(embedder, [issue.input.text for issue in batch], known)
-            stored, changed = _store_batch(db, request, embedder, batch, vectors)
-            embedded += stored
-            skipped += changed
-            batches += 1
-            progress.update(embedded, skipped)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="zkr-rebuild") as pool:
+            run.pass_over(pool, progress)
     finally:
         progress.done()
     return m.RebuildResult(
         model=request.model,
         version=request.version,
-        embedded=embedded,
-        skipped=skipped,
-        batches=batches,
-        complete=complete,
+        embedded=run.embedded,
+        skipped=run.skipped,
+        batches=run.batches,
+        complete=run.complete,
     )
+
+
+class _Run:
+    """One rebuild pass: what was read, embedded and stored so far."""
+
+    def __init__(
+        self, db: Database, request: m.RebuildRequest, embedder: Any, batch_size: int
+    ) -> None:
+        self.db, self.request, self.embedder, self.batch_size = db, request, embedder, batch_size
+        self.embedded = self.skipped = self.batches = self.issued = 0
+        self.after: Target | None = None
+        self.complete = True
+        self.known: dict[str, list[float]] = {}
+
+    def _read(self) -> list[m.ProjectionIssue]:
+        """The next batch of work (empty at the end or when the budget is spent)."""
+        size = self.batch_size
+        if self.request.max_items is not None:
+            size = min(size, self.request.max_items - self.issued)
+            if size <= 0:
+                self.complete = not _next_batch(self.db, self.request, self.after, 1)
+                return []
+        batch = _next_batch(self.db, self.request, self.after, size)
+        if batch:
+            last = batch[-1].input.target
+            self.after = (last.kind.value, last.id)
+            self.issued += len(batch)
+        return batch
+
+    def pass_over(self, pool: ThreadPoolExecutor, progress: _Progress) -> None:
+        """Read, embed (on *pool*) and store every batch; batch N is stored while N+1 embeds."""
+        pending: tuple[list[m.ProjectionIssue], Future[list[list[float]]]] | None = None
+        while True:
+            batch = self._read()
+            embedding = None
+            if batch:
+                texts = [issue.input.text for issue in batch]
+                embedding = pool.submit(_vectors, self.embedder, texts, self.known)
+            if pending is not None:
+                self._store(*pending)
+                progress.update(self.embedded, self.skipped)
+            if embedding is None:
+                return
+            pending = (batch, embedding)
+
+    def _store(self, batch: list[m.ProjectionIssue], embedding: Future[list[list[float]]]) -> None:
+        stored, changed = _store_batch(
+            self.db, self.request, self.embedder, batch, embedding.result()
+        )
+        self.embedded += stored
+        self.skipped += changed
+        self.batches += 1
 
 
 def _store_batch(

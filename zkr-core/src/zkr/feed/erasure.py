@@ -29,6 +29,7 @@ from zkr import models as m
 from zkr.feed.commits import serialize_record
 from zkr.store.recall_index import purge_source
 from zkr.store.records import ExportRecord
+from zkr.store.sidecars import discard_sidecars
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -275,6 +276,7 @@ def erase(conn: sqlite3.Connection, erasure: m.ErasureRecord) -> None:
     caller's transaction). Running it again changes nothing."""
     tenant, person = erasure.tenant_id, erasure.person_id
     scope = (tenant, person)
+    discard_sidecars(conn)  # cached lane files may hold vectors of the erased text
     conn.execute(
         "UPDATE sources SET content = '', revision = revision + 1 WHERE id = ? AND tenant_id = ?"
         " AND person_id = ? AND content != ''",

@@ -29,17 +29,35 @@ if TYPE_CHECKING:
     from zkr.store.database import Database
 
 __all__ = [
+    "CLAIM_COLUMNS",
+    "CLAIM_EVIDENCE_COLUMNS",
+    "EVIDENCE_COLUMNS",
     "FULL_CONFIDENCE",
+    "INSERT_CLAIM",
+    "INSERT_CLAIM_EVIDENCE",
+    "INSERT_EVIDENCE",
+    "INSERT_LOCATOR",
+    "INSERT_SOURCE",
+    "LOCATOR_COLUMNS",
+    "SET_ORIGINS",
+    "SOURCE_COLUMNS",
     "SUPPORTS",
+    "capture_id",
+    "claim_row",
+    "evidence_row",
     "insert_claim",
     "insert_evidence",
     "insert_source",
     "is_erased",
     "is_stored",
     "locator",
+    "locator_row",
     "remember",
     "require_claim_text",
     "set_origins",
+    "source_row",
+    "supports_row",
+    "validate_remember",
 ]
 
 #: ``claim_evidence.relation`` of a supporting link, as stored (JSON-quoted).
@@ -48,6 +66,174 @@ SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
 FULL_CONFIDENCE = 10_000
 
 _I64_MAX = 2**63 - 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Rows of a new capture: each table's columns written once, as data, for the one-by-one writers
+# below and the bulk writer (zkr.writes.bulk), which run the very same statements.
+# ----------------------------------------------------------------------------------------------
+
+SOURCE_COLUMNS = (
+    "id",
+    "tenant_id",
+    "person_id",
+    "revision",
+    "kind",
+    "content",
+    "captured_at",
+    "recorded_at",
+    "deleted_at",
+    "ingestion_key",
+)
+EVIDENCE_COLUMNS = (
+    "id",
+    "tenant_id",
+    "person_id",
+    "source_id",
+    "source_revision",
+    "quote",
+    "recorded_at",
+    "deleted_at",
+)
+LOCATOR_COLUMNS = (
+    "tenant_id",
+    "person_id",
+    "evidence_id",
+    "device_id",
+    "provider",
+    "stream_id",
+    "segment_id",
+    "start_ms",
+    "end_ms",
+)
+CLAIM_COLUMNS = (
+    "id",
+    "tenant_id",
+    "person_id",
+    "subject",
+    "predicate",
+    "value",
+    "valid_from",
+    "valid_until",
+    "recorded_from",
+    "recorded_until",
+    "status",
+    "kind",
+)
+CLAIM_EVIDENCE_COLUMNS = (
+    "tenant_id",
+    "person_id",
+    "claim_id",
+    "evidence_id",
+    "relation",
+    "confidence_basis_points",
+)
+
+
+def _insert(table: str, columns: tuple[str, ...], verb: str = "INSERT") -> str:
+    marks = ", ".join("?" for _ in columns)
+    return f"{verb} INTO {table}({', '.join(columns)}) VALUES ({marks})"
+
+
+#: A source whose ingestion key is taken is not inserted (the caller replays instead).
+INSERT_SOURCE = _insert("sources", SOURCE_COLUMNS, "INSERT OR IGNORE")
+INSERT_EVIDENCE = _insert("evidence", EVIDENCE_COLUMNS)
+INSERT_LOCATOR = _insert("evidence_locators", LOCATOR_COLUMNS)
+INSERT_CLAIM = _insert("claims", CLAIM_COLUMNS)
+INSERT_CLAIM_EVIDENCE = _insert("claim_evidence", CLAIM_EVIDENCE_COLUMNS)
+#: Set after the evidence (and claim) exist: a trigger checks that the origins are in scope.
+SET_ORIGINS = "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?"
+
+
+def source_row(
+    source_id: str,
+    tenant_id: str,
+    person_id: str,
+    kind: m.SourceKind,
+    text: str,
+    captured_at: int,
+    recorded_at: int,
+    ingestion_key: str | None,
+) -> tuple[object, ...]:
+    """The :data:`SOURCE_COLUMNS` of a live source at revision 1."""
+    kind_stored = json.dumps(kind.value)
+    return (
+        source_id,
+        tenant_id,
+        person_id,
+        1,
+        kind_stored,
+        text,
+        captured_at,
+        recorded_at,
+        None,
+        ingestion_key,
+    )
+
+
+def evidence_row(
+    evidence_id: str, tenant_id: str, person_id: str, source_id: str, text: str, recorded_at: int
+) -> tuple[object, ...]:
+    """The :data:`EVIDENCE_COLUMNS` of the evidence that cites a whole new source."""
+    return (evidence_id, tenant_id, person_id, source_id, 1, text, recorded_at, None)
+
+
+def locator_row(
+    tenant_id: str, person_id: str, evidence_id: str, loc: m.LocatorInput
+) -> tuple[object, ...]:
+    """The :data:`LOCATOR_COLUMNS` of an evidence's transcript locator."""
+    return (
+        tenant_id,
+        person_id,
+        evidence_id,
+        loc.device_id,
+        loc.provider,
+        loc.stream_id,
+        loc.segment_id,
+        loc.start_ms,
+        loc.end_ms,
+    )
+
+
+def claim_row(
+    claim_id: str,
+    tenant_id: str,
+    person_id: str,
+    subject: str,
+    predicate: str,
+    value: str,
+    kind: str,
+    valid_from: int,
+    recorded_from: int,
+) -> tuple[object, ...]:
+    """The :data:`CLAIM_COLUMNS` of an accepted, open claim."""
+    return (
+        claim_id,
+        tenant_id,
+        person_id,
+        subject,
+        predicate,
+        value,
+        valid_from,
+        None,
+        recorded_from,
+        None,
+        "accepted",
+        kind,
+    )
+
+
+def supports_row(
+    tenant_id: str, person_id: str, claim_id: str, evidence_id: str
+) -> tuple[object, ...]:
+    """The :data:`CLAIM_EVIDENCE_COLUMNS` of a full-confidence ``supports`` link."""
+    return (tenant_id, person_id, claim_id, evidence_id, SUPPORTS, FULL_CONFIDENCE)
+
+
+def capture_id() -> str:
+    """A fresh id for a capture's rows, drawn from the same source as the writers below (the bulk
+    writer draws through here, so both paths draw alike)."""
+    return new_id()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -67,21 +253,10 @@ def insert_source(
 ) -> str | None:
     """Insert a live source at revision 1; ``None`` when its ingestion key is already taken."""
     source_id = new_id()
-    cursor = conn.execute(
-        "INSERT OR IGNORE INTO sources(id, tenant_id, person_id, revision, kind, content,"
-        " captured_at, recorded_at, deleted_at, ingestion_key)"
-        " VALUES (?, ?, ?, 1, ?, ?, ?, ?, NULL, ?)",
-        (
-            source_id,
-            tenant_id,
-            person_id,
-            json.dumps(kind.value),
-            text,
-            captured_at,
-            recorded_at,
-            ingestion_key,
-        ),
+    row = source_row(
+        source_id, tenant_id, person_id, kind, text, captured_at, recorded_at, ingestion_key
     )
+    cursor = conn.execute(INSERT_SOURCE, row)
     return source_id if cursor.rowcount == 1 else None
 
 
@@ -97,9 +272,8 @@ def insert_evidence(
     index_source(conn, source_id)
     evidence_id = new_id()
     conn.execute(
-        "INSERT INTO evidence(id, tenant_id, person_id, source_id, source_revision, quote,"
-        " recorded_at, deleted_at) VALUES (?, ?, ?, ?, 1, ?, ?, NULL)",
-        (evidence_id, tenant_id, person_id, source_id, text, recorded_at),
+        INSERT_EVIDENCE,
+        evidence_row(evidence_id, tenant_id, person_id, source_id, text, recorded_at),
     )
     return evidence_id
 
@@ -127,26 +301,20 @@ def insert_claim(
     """Insert an accepted, open claim and its full-confidence ``supports`` link; returns its id."""
     claim_id = new_id()
     conn.execute(
-        "INSERT INTO claims(id, tenant_id, person_id, subject, predicate, value, valid_from,"
-        " valid_until, recorded_from, recorded_until, status, kind)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, 'accepted', ?)",
-        (
+        INSERT_CLAIM,
+        claim_row(
             claim_id,
             tenant_id,
             person_id,
             subject,
             predicate,
             value,
+            kind,
             valid_from,
             recorded_from,
-            kind,
         ),
     )
-    conn.execute(
-        "INSERT INTO claim_evidence(tenant_id, person_id, claim_id, evidence_id, relation,"
-        " confidence_basis_points) VALUES (?, ?, ?, ?, ?, ?)",
-        (tenant_id, person_id, claim_id, evidence_id, SUPPORTS, FULL_CONFIDENCE),
-    )
+    conn.execute(INSERT_CLAIM_EVIDENCE, supports_row(tenant_id, person_id, claim_id, evidence_id))
     return claim_id
 
 
@@ -154,10 +322,7 @@ def set_origins(
     conn: sqlite3.Connection, source_id: str, evidence_id: str, claim_id: str | None
 ) -> None:
     """Record which evidence (and claim) were created together with the source."""
-    conn.execute(
-        "UPDATE sources SET origin_evidence_id = ?, origin_claim_id = ? WHERE id = ?",
-        (evidence_id, claim_id, source_id),
-    )
+    conn.execute(SET_ORIGINS, (evidence_id, claim_id, source_id))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -165,8 +330,9 @@ def set_origins(
 # ----------------------------------------------------------------------------------------------
 
 
-def _validate_remember(request: m.RememberRequest) -> None:
-    """Checks that run before the transaction, in the contract's order."""
+def validate_remember(request: m.RememberRequest) -> None:
+    """Checks that run before the transaction, in the contract's order (the bulk writer runs
+    them too)."""
     require_scope(request.tenant_id, request.person_id)
     require_text(request.text, "text")
     loc = request.locator
@@ -193,7 +359,7 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
     :raises ConflictError: a replayed key with a different payload.
     :raises NotFound: a replayed key whose memory was deleted.
     """
-    _validate_remember(request)
+    validate_remember(request)
     tenant, person = request.tenant_id, request.person_id
     with db.atomic() as conn:
         source_id = insert_source(
@@ -213,22 +379,7 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
         )
         loc = request.locator
         if loc is not None:
-            conn.execute(
-                "INSERT INTO evidence_locators(tenant_id, person_id, evidence_id, device_id,"
-                " provider, stream_id, segment_id, start_ms, end_ms)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    tenant,
-                    person,
-                    evidence_id,
-                    loc.device_id,
-                    loc.provider,
-                    loc.stream_id,
-                    loc.segment_id,
-                    loc.start_ms,
-                    loc.end_ms,
-                ),
-            )
+            conn.execute(INSERT_LOCATOR, locator_row(tenant, person, evidence_id, loc))
         claim_id: str | None = None
         claim = request.claim
         if claim is not None:

@@ -28,7 +28,7 @@ from zkr import models as m
 from zkr.errors import InvalidRequest, ZkrError
 from zkr.models import I64_MAX, I64_MIN
 from zkr.store.validation import is_blank, require_scope, require_text
-from zkr.writes.capture import is_stored, remember
+from zkr.writes.bulk import CaptureBatch, KeyState
 
 if TYPE_CHECKING:
     from zkr.store.database import Database
@@ -132,6 +132,8 @@ def remember_messages(
     progress: Callable[[MessageCounts], None] | None = None,
 ) -> MessageCounts:
     """Store every message not yet stored, all in one transaction: any refusal stores none.
+    The new ones are written together (:class:`zkr.writes.bulk.CaptureBatch`: what ``remember``
+    writes for each).
 
     :raises InvalidRequest: a blank scope, key or text, or a message ``remember`` refuses (the
         transaction is rolled back, so the database is unchanged).
@@ -139,19 +141,21 @@ def remember_messages(
     require_scope(tenant_id, person_id)
     counts = MessageCounts()
     with db.atomic() as conn:
+        batch = CaptureBatch(conn)
         for message in messages:
             check_message(message)
-            if is_stored(conn, tenant_id, person_id, message.key):
+            if batch.key_state(tenant_id, person_id, message.key) is not KeyState.NEW:
                 counts.replayed += 1
             else:
                 request = to_remember_request(
                     tenant_id, person_id, message, recorded_at=recorded_at
                 )
                 try:
-                    remember(db, request)
+                    batch.add(request)
                 except ZkrError as exc:  # name the message: the whole batch is rolled back
                     raise InvalidRequest(f"{message.key}: {exc.message}") from exc
                 counts.stored += 1
             if progress is not None:
                 progress(counts)
+        batch.flush()
     return counts

@@ -3,7 +3,8 @@
 // The plugin owns the exclusive memory slot (manifest kind "memory", selected with
 // plugins.slots.memory: "zkr"), registers OpenClaw's memory capability (prompt line + runtime
 // with one MemorySearchManager per agent) and the tools memory_search, memory_get and the explicit
-// zkr_* tools. It stays thin on purpose: every tool call goes, unvalidated, to `zkr openclaw-tool`
+// zkr_* tools, and, through OpenClaw's lifecycle hooks, recalls before each agent turn and
+// captures after it (auto-memory.js). It stays thin on purpose: every tool call goes, unvalidated, to `zkr openclaw-tool`
 // (Python, package zkr_openclaw_bridge), which checks the arguments and maps zkr's cited items
 // onto OpenClaw's shapes in one place. Tool names, descriptions and parameter schemas come from
 // tools.json, which the Python side reads too.
@@ -12,6 +13,7 @@
 // types below are JSDoc-only (checked by `tsc --checkJs` against the real declarations).
 
 import { readFileSync } from "node:fs";
+import { registerAutoMemory, resolveAutoMemoryConfig } from "./auto-memory.js";
 import { ZKR_COMMAND_FAILED, ZkrClient, ZkrCommandError } from "./runner.js";
 
 /**
@@ -302,6 +304,8 @@ const plugin = {
     api.registerMemoryCapability({ promptBuilder, runtime: host.runtime() });
     api.registerTool((ctx) => createTools(bridge, MEMORY_TOOL_NAMES, ctx.agentId), { names: [...MEMORY_TOOL_NAMES] });
     api.registerTool((ctx) => createTools(bridge, ZKR_TOOL_NAMES, ctx.agentId), { names: [...ZKR_TOOL_NAMES] });
+    // Recall before each agent turn and capture after it (auto-memory.js), as configured.
+    registerAutoMemory(api, bridge, resolveAutoMemoryConfig(api.pluginConfig));
   },
 };
 

@@ -1,0 +1,484 @@
+"""Storing many new captures in one transaction: exactly the rows, search projections and feed
+commits that ``remember`` writes for each of them one by one, with reused statements.
+
+``zkr import`` and ``zkr import --from`` store a history by the thousand. Per capture,
+``remember`` runs about 17 statements, reads its rows back to build its feed records through the
+models and reads the capture's timeline twice. :class:`CaptureBatch` writes a batch table by table
+(``executemany`` of :mod:`zkr.writes.capture`'s statements), builds each feed record from the
+values in hand (the JSON bytes :mod:`zkr.store.records` builds from the stored row), writes the
+``source_fts`` rows with one ``INSERT … SELECT`` and reads each timeline the batch touches once for
+the recall index.
+
+What stays the same (``tests/core/test_bulk_capture.py`` compares whole databases byte for byte):
+every table's rows and rowids; ids drawn in remember's order (source, evidence, claim per capture,
+also for a capture refused on its claim); one feed commit per capture, its records in remember's
+order; the ``source_fts`` and ``recall_fts`` contents. Only FTS5's segment layout differs (fewer,
+larger flushes), which no answer reads.
+
+A capture given to :meth:`CaptureBatch.add` must be new: its ingestion key neither stored in its
+scope (:meth:`CaptureBatch.key_state`) nor pending in the batch. A replay goes through ``remember``
+after :meth:`CaptureBatch.flush`, so it sees every capture before it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from zkr import models as m
+from zkr.errors import LimitExceeded
+from zkr.feed.commits import MAX_EXPORT_RECORD_BYTES
+from zkr.store.fts_rows import index_source
+from zkr.store.recall_index import (
+    AFTER,
+    BEFORE,
+    SESSION_GAP_SECONDS,
+    index_capture,
+    statement_text,
+)
+from zkr.writes.capture import (
+    FULL_CONFIDENCE,
+    INSERT_CLAIM,
+    INSERT_CLAIM_EVIDENCE,
+    INSERT_EVIDENCE,
+    INSERT_LOCATOR,
+    INSERT_SOURCE,
+    SET_ORIGINS,
+    capture_id,
+    claim_row,
+    evidence_row,
+    locator_row,
+    require_claim_text,
+    source_row,
+    supports_row,
+    validate_remember,
+)
+
+__all__ = ["FLUSH_AT", "CaptureBatch", "KeyState"]
+
+#: Pending captures written at once, whatever the caller's batch: bounds the memory a long
+#: transaction (``import --from`` stores a whole export in one) holds in Python.
+FLUSH_AT = 5000
+
+
+class KeyState(Enum):
+    """What an ingestion key names in its scope."""
+
+    #: Nothing: a capture under it is new.
+    NEW = "new"
+    #: A stored (or pending) capture: a request under it is a replay.
+    STORED = "stored"
+    #: A capture ``forget`` erased: a copy of its content is dropped.
+    ERASED = "erased"
+
+
+_KEY_STATE = (
+    "SELECT s.id, EXISTS(SELECT 1 FROM erasures x WHERE x.tenant_id = s.tenant_id"
+    " AND x.person_id = s.person_id AND x.target_kind = 'source' AND x.target_id = s.id)"
+    " FROM sources s WHERE s.tenant_id = ? AND s.person_id = ? AND s.ingestion_key = ?"
+)
+_INSERT_COMMIT = "INSERT INTO memory_commits(tenant_id, person_id, recorded_at) VALUES (?, ?, ?)"
+_INSERT_EVENT = (
+    "INSERT INTO memory_export_events(commit_sequence, event_index, payload) VALUES (?, ?, ?)"
+)
+_INSERT_KEYED_FTS = (
+    "INSERT INTO source_fts(rowid, source_id, tenant_id, person_id, content)"
+    " SELECT rowid, id, tenant_id, person_id, content FROM sources"
+    " WHERE rowid BETWEEN ? AND ? ORDER BY rowid"
+)
+_INSERT_RECALL = "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)"
+_UPDATE_CONTEXT = "UPDATE recall_fts SET context = ? WHERE rowid = ?"
+# A timeline (scope and kind, live captures, by time then rowid) as the recall index reads it.
+_LINE = (
+    "SELECT rowid, id, content, captured_at FROM sources"
+    " WHERE tenant_id = ? AND person_id = ? AND kind = ? AND deleted_at IS NULL"
+)
+_MIDDLE = _LINE + " AND captured_at BETWEEN ? AND ? ORDER BY captured_at, rowid LIMIT ?"
+_EDGE_BEFORE = (
+    _LINE + " AND captured_at <= ? AND (captured_at < ? OR rowid < ?)"
+    " ORDER BY captured_at DESC, rowid DESC LIMIT ?"
+)
+_EDGE_AFTER = (
+    _LINE + " AND captured_at >= ? AND (captured_at > ? OR rowid > ?)"
+    " ORDER BY captured_at, rowid LIMIT ?"
+)
+#: Captures on each side of a batch's stretch of a timeline that a window can reach.
+_REACH = BEFORE + AFTER
+
+#: A timeline row: (rowid, id, content, captured_at).
+_Row = tuple[int, str, str, int]
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A new capture waiting in the batch, with its ids and feed payloads."""
+
+    request: m.RememberRequest
+    source_id: str
+    evidence_id: str
+    claim_id: str | None
+    payloads: tuple[str, ...]
+    statement: str
+
+
+# The feed records of a new capture (zkr.store.records builds the same from the stored rows, via
+# the models, field order = declaration order), as templates filled with JSON-encoded values:
+# ``_text`` and ``_int`` are what ``json.dumps(..., ensure_ascii=False)`` writes for a str and an
+# int, so the bytes are ordered_dumps' (the property test compares whole feeds). The capture's
+# text, most of every record, is encoded once for the source and the evidence.
+_text = json.encoder.encode_basestring
+_SOURCE_RECORD = (
+    '{{"kind":"source","record":{{"source":{{"id":{id},"tenant_id":{tenant},'
+    '"person_id":{person},"revision":1,"kind":{kind},"content":{text},"captured_at":{captured},'
+    '"recorded_at":{recorded},"deleted_at":null}},"ingestion_key":{key},'
+    '"origin_evidence_id":{evidence},"origin_claim_id":{claim}}}}}'
+)
+_EVIDENCE_RECORD = (
+    '{{"kind":"evidence","record":{{"evidence":{{"id":{evidence},"tenant_id":{tenant},'
+    '"person_id":{person},"source_id":{id},"source_revision":1,"quote":{text},'
+    '"byte_range":null,"recorded_at":{recorded}}},"locator":{locator},"deleted_at":null}}}}'
+)
+_LOCATOR = (
+    '{{"device_id":{device},"provider":{provider},"stream_id":{stream},"segment_id":{segment},'
+    '"start_ms":{start},"end_ms":{end}}}'
+)
+_CLAIM_RECORD = (
+    '{{"kind":"claim","record":{{"id":{claim},"tenant_id":{tenant},"person_id":{person},'
+    '"subject":{subject},"predicate":{predicate},"value":{value},"kind":{claim_kind},'
+    '"valid_time":{{"from":{valid_from},"until":null}},'
+    '"recorded_time":{{"from":{recorded},"until":null}},"status":"accepted"}}}}'
+)
+_LINK_RECORD = (
+    '{{"kind":"claim_evidence","record":{{"tenant_id":{tenant},"person_id":{person},'
+    '"claim_id":{claim},"evidence_id":{evidence},"relation":"supports",'
+    '"confidence_basis_points":' + str(FULL_CONFIDENCE) + "}}}}"
+)
+
+
+def _nullable(value: str | None) -> str:
+    return "null" if value is None else _text(value)
+
+
+def _checked(payload: str) -> str:
+    """*payload*, refused as remember refuses a record over its limit."""
+    # Cheap first: a str of n characters is at most 4n bytes of UTF-8.
+    if len(payload) * 4 > MAX_EXPORT_RECORD_BYTES and (
+        len(payload.encode("utf-8")) > MAX_EXPORT_RECORD_BYTES
+    ):
+        raise LimitExceeded(f"export record exceeds {MAX_EXPORT_RECORD_BYTES} bytes")
+    return payload
+
+
+def _payloads(
+    request: m.RememberRequest, source_id: str, evidence_id: str, claim_id: str | None
+) -> tuple[str, ...]:
+    """The feed records of a new capture, in remember's order (source, evidence, claim, link).
+
+    :raises LimitExceeded: a record over 1 MiB.
+    """
+    loc = request.locator
+    values = {
+        "id": _text(source_id),
+        "evidence": _text(evidence_id),
+        "claim": _nullable(claim_id),
+        "tenant": _text(request.tenant_id),
+        "person": _text(request.person_id),
+        "kind": _text(request.kind.value),
+        "text": _text(request.text),
+        "captured": int.__repr__(request.captured_at),
+        "recorded": int.__repr__(request.recorded_at),
+        "key": _nullable(request.ingestion_key),
+        "locator": "null"
+        if loc is None
+        else _LOCATOR.format(
+            device=_text(loc.device_id),
+            provider=_text(loc.provider),
+            stream=_text(loc.stream_id),
+            segment=_text(loc.segment_id),
+            start=int.__repr__(loc.start_ms),
+            end=int.__repr__(loc.end_ms),
+        ),
+    }
+    payloads = [
+        _checked(_SOURCE_RECORD.format_map(values)),
+        _checked(_EVIDENCE_RECORD.format_map(values)),
+    ]
+    claim = request.claim
+    if claim is not None:
+        values.update(
+            subject=_text(claim.subject),
+            predicate=_text(claim.predicate),
+            value=_text(claim.value),
+            claim_kind=_text(claim.kind.value),
+            valid_from=int.__repr__(claim.valid_from),
+        )
+        payloads.append(_checked(_CLAIM_RECORD.format_map(values)))
+        payloads.append(_checked(_LINK_RECORD.format_map(values)))
+    return tuple(payloads)
+
+
+class CaptureBatch:
+    """New captures of one transaction, written together by :meth:`flush`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.pending: list[_Pending] = []
+        self._keys: set[tuple[str, str, str]] = set()
+
+    def key_state(self, tenant_id: str, person_id: str, ingestion_key: str) -> KeyState:
+        """What *ingestion_key* names in the scope, the batch's pending captures included."""
+        if (tenant_id, person_id, ingestion_key) in self._keys:
+            return KeyState.STORED
+        row = self.conn.execute(_KEY_STATE, (tenant_id, person_id, ingestion_key)).fetchone()
+        if row is None:
+            return KeyState.NEW
+        return KeyState.ERASED if row[1] else KeyState.STORED
+
+    def add(self, request: m.RememberRequest) -> str:
+        """Queue a new capture (see the module docstring); returns its source id.
+
+        Refused exactly as ``remember`` refuses it, and then nothing is queued.
+
+        :raises InvalidRequest: a blank field, a bad locator range.
+        :raises LimitExceeded: a feed record over 1 MiB.
+        """
+        validate_remember(request)
+        # Ids drawn where remember draws them, so the same id source gives the same ids.
+        source_id = capture_id()
+        evidence_id = capture_id()
+        claim = request.claim
+        claim_id: str | None = None
+        statement = ""
+        if claim is not None:
+            require_claim_text(claim.subject, claim.predicate, claim.value)
+            claim_id = capture_id()
+            statement = statement_text(claim.subject, claim.predicate, claim.value)
+        payloads = _payloads(request, source_id, evidence_id, claim_id)
+        self.pending.append(
+            _Pending(request, source_id, evidence_id, claim_id, payloads, statement)
+        )
+        if request.ingestion_key is not None:
+            self._keys.add((request.tenant_id, request.person_id, request.ingestion_key))
+        if len(self.pending) >= FLUSH_AT:
+            self.flush()
+        return source_id
+
+    def flush(self) -> None:
+        """Write every pending capture: its rows, search projections and feed commit."""
+        pending, self.pending = self.pending, []
+        self._keys.clear()
+        if not pending:
+            return
+        conn = self.conn
+        rowids = self._insert_sources(pending)
+        self._index_sources(pending, rowids)
+        conn.executemany(
+            INSERT_EVIDENCE,
+            [
+                evidence_row(
+                    p.evidence_id,
+                    p.request.tenant_id,
+                    p.request.person_id,
+                    p.source_id,
+                    p.request.text,
+                    p.request.recorded_at,
+                )
+                for p in pending
+            ],
+        )
+        conn.executemany(
+            INSERT_LOCATOR,
+            [
+                locator_row(
+                    p.request.tenant_id, p.request.person_id, p.evidence_id, p.request.locator
+                )
+                for p in pending
+                if p.request.locator is not None
+            ],
+        )
+        claimed = [p for p in pending if p.claim_id is not None and p.request.claim is not None]
+        conn.executemany(INSERT_CLAIM, [_claim_row(p) for p in claimed])
+        conn.executemany(
+            INSERT_CLAIM_EVIDENCE,
+            [
+                supports_row(
+                    p.request.tenant_id, p.request.person_id, str(p.claim_id), p.evidence_id
+                )
+                for p in claimed
+            ],
+        )
+        conn.executemany(SET_ORIGINS, [(p.evidence_id, p.claim_id, p.source_id) for p in pending])
+        _index_recall(conn, pending, rowids)
+        self._append_commits(pending)
+
+    def _insert_sources(self, pending: list[_Pending]) -> list[int]:
+        """Insert the sources (origins still null); returns their rowids, in order."""
+        conn = self.conn
+        (before,) = conn.execute("SELECT coalesce(max(rowid), 0) FROM sources").fetchone()
+        rows = [
+            source_row(
+                p.source_id,
+                p.request.tenant_id,
+                p.request.person_id,
+                p.request.kind,
+                p.request.text,
+                p.request.captured_at,
+                p.request.recorded_at,
+                p.request.ingestion_key,
+            )
+            for p in pending
+        ]
+        inserted = conn.executemany(INSERT_SOURCE, rows).rowcount
+        if inserted != len(pending):
+            # The caller checked every key inside this transaction: a broken promise, not input.
+            raise RuntimeError("an ingestion key of the batch is already stored")
+        # New rows take max(rowid) + 1, in order, unless the largest rowid is taken (then SQLite
+        # picks free ones at random): read them back and check.
+        found = conn.execute(
+            "SELECT rowid, id FROM sources WHERE rowid > ? ORDER BY rowid", (before,)
+        ).fetchall()
+        if [row[1] for row in found] == [p.source_id for p in pending]:
+            return [row[0] for row in found]
+        by_id = "SELECT rowid FROM sources WHERE id = ?"
+        return [conn.execute(by_id, (p.source_id,)).fetchone()[0] for p in pending]
+
+    def _index_sources(self, pending: list[_Pending], rowids: list[int]) -> None:
+        """The ``source_fts`` rows (:func:`zkr.store.fts_rows.index_source` for each, at once when
+        the new rowids are one run and their slots are free)."""
+        first, last = rowids[0], rowids[-1]
+        if last - first + 1 == len(rowids):
+            try:
+                self.conn.execute(_INSERT_KEYED_FTS, (first, last))
+                return
+            except sqlite3.IntegrityError:
+                pass  # a slot is taken (hand-edited tables): the one-by-one rule handles it
+        for item in pending:
+            index_source(self.conn, item.source_id)
+
+    def _append_commits(self, pending: list[_Pending]) -> None:
+        """One commit per capture, as :func:`zkr.feed.commits.append_commit` appends it."""
+        conn = self.conn
+        (before,) = conn.execute("SELECT coalesce(max(sequence), 0) FROM memory_commits").fetchone()
+        conn.executemany(
+            _INSERT_COMMIT,
+            [(p.request.tenant_id, p.request.person_id, p.request.recorded_at) for p in pending],
+        )
+        # AUTOINCREMENT: each new sequence is above every earlier one, so the rows above the
+        # largest before are the batch's, in order.
+        sequences = [
+            row[0]
+            for row in conn.execute(
+                "SELECT sequence FROM memory_commits WHERE sequence > ? ORDER BY sequence",
+                (before,),
+            )
+        ]
+        if len(sequences) != len(pending):
+            raise RuntimeError("memory_commits changed under the batch")
+        conn.executemany(
+            _INSERT_EVENT,
+            [
+                (sequence, index, payload)
+                for sequence, item in zip(sequences, pending, strict=True)
+                for index, payload in enumerate(item.payloads)
+            ],
+        )
+
+
+def _claim_row(item: _Pending) -> tuple[object, ...]:
+    request, claim = item.request, item.request.claim
+    assert claim is not None and item.claim_id is not None
+    return claim_row(
+        item.claim_id,
+        request.tenant_id,
+        request.person_id,
+        claim.subject,
+        claim.predicate,
+        claim.value,
+        claim.kind.value,
+        claim.valid_from,
+        request.recorded_at,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# The recall index, one timeline read per batch
+# ----------------------------------------------------------------------------------------------
+
+
+def _index_recall(conn: sqlite3.Connection, pending: list[_Pending], rowids: list[int]) -> None:
+    """The recall rows of the new captures, and the context of the captures whose window now holds
+    one: the rows :func:`zkr.store.recall_index.index_capture` writes for each, in one pass per
+    timeline (scope and kind). A batch spread thinly over a long stored timeline (more stored
+    captures between its first and last than it brings) takes ``index_capture`` one by one."""
+    timelines: dict[tuple[str, str, str], list[tuple[int, _Pending]]] = defaultdict(list)
+    for rowid, item in zip(rowids, pending, strict=True):
+        request = item.request
+        kind = json.dumps(request.kind.value)  # as stored (contract §3.2)
+        timelines[(request.tenant_id, request.person_id, kind)].append((rowid, item))
+    for timeline, items in timelines.items():
+        if not _index_timeline(conn, timeline, items):
+            for _, item in items:
+                index_capture(conn, item.source_id, statement=item.statement)
+
+
+def _index_timeline(
+    conn: sqlite3.Connection,
+    timeline: tuple[str, str, str],
+    items: Sequence[tuple[int, _Pending]],
+) -> bool:
+    """Write the rows of one timeline's new captures (see :func:`_index_recall`); ``False``, having
+    written nothing, when the stretch they span holds too many stored captures."""
+    new = {rowid: item for rowid, item in items}
+    positions = sorted((item.request.captured_at, rowid) for rowid, item in items)
+    (low_at, low_rowid), (high_at, high_rowid) = positions[0], positions[-1]
+    limit = 2 * len(items) + 64
+    middle: list[_Row] = conn.execute(_MIDDLE, (*timeline, low_at, high_at, limit + 1)).fetchall()
+    if len(middle) > limit:
+        return False
+    low, high = (low_at, low_rowid), (high_at, high_rowid)
+    middle = [row for row in middle if low <= (row[3], row[0]) <= high]
+    before: list[_Row] = conn.execute(
+        _EDGE_BEFORE, (*timeline, low_at, low_at, low_rowid, _REACH)
+    ).fetchall()
+    after: list[_Row] = conn.execute(
+        _EDGE_AFTER, (*timeline, high_at, high_at, high_rowid, _REACH)
+    ).fetchall()
+    line = [*reversed(before), *middle, *after]
+    inserts: list[tuple[int, str, str, str]] = []
+    updates: list[tuple[str, int]] = []
+    for index, row in enumerate(line):
+        earlier, later = _around(line, index)
+        item = new.get(row[0])
+        if item is not None:
+            inserts.append((row[0], item.request.text, item.statement, _context(earlier, later)))
+        elif any(n[0] in new for n in earlier) or any(n[0] in new for n in later):
+            updates.append((_context(earlier, later), row[0]))
+    conn.executemany(_INSERT_RECALL, inserts)
+    conn.executemany(_UPDATE_CONTEXT, updates)
+    return True
+
+
+def _around(line: list[_Row], index: int) -> tuple[list[_Row], list[_Row]]:
+    """The neighbours of ``line[index]`` (each side nearest first): up to :data:`BEFORE` before and
+    :data:`AFTER` after, within one session gap (the recall index's window)."""
+    at = line[index][3]
+    earlier: list[_Row] = []
+    for row in reversed(line[max(0, index - BEFORE) : index]):
+        if row[3] < at - SESSION_GAP_SECONDS:
+            break
+        earlier.append(row)
+    later: list[_Row] = []
+    for row in line[index + 1 : index + 1 + AFTER]:
+        if row[3] > at + SESSION_GAP_SECONDS:
+            break
+        later.append(row)
+    return earlier, later
+
+
+def _context(earlier: list[_Row], later: list[_Row]) -> str:
+    """The neighbours' texts in time order (the recall index's ``context`` column)."""
+    return "\n".join([row[2] for row in reversed(earlier)] + [row[2] for row in later])
