@@ -272,7 +272,7 @@ def score_fusion(
     date_weight: float = 0.0,
     depth: int = 50,
 ) -> Fusion:
-    """What zkr ships (:mod:`zkr.retrieval._score_fusion`): over the union of both lists' first
+    """What zkr ships (:mod:`zkr.retrieval.fusion`): over the union of both lists' first
     *depth* entries, ``share * bm25 / best + (1 - share) * (z + neighbour_weight * n) / 4`` with
     ``z`` the dense z-score and ``n`` the mean z of the session neighbours (2 each side), plus
     ``session_weight`` times the best ``bm25 / best`` of the lexical head in the same session

@@ -9,7 +9,6 @@ and unknown fields), parsed by the same lenient parser the CLI uses.
 from __future__ import annotations
 
 import enum
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -31,10 +30,8 @@ SEARCH = {"tenant_id": "t", "person_id": "p", "query": "coffee"}
 
 
 def plain(value: Any) -> Any:
-    """A fast request object as the dict ``model_dump()`` gives (nested objects included)."""
-    if isinstance(value, SimpleNamespace):
-        return {key: plain(item) for key, item in vars(value).items()}
-    return value
+    """A fast request object (a light class) as the dict ``model_dump()`` gives."""
+    return value.model_dump()
 
 
 def same_types(fast: Any, dumped: Any) -> bool:
@@ -51,12 +48,12 @@ def test_request_shapes_are_generated_from_the_current_models() -> None:
     )
 
 
-def test_search_has_a_fast_path_and_its_handler_exists() -> None:
-    assert "search" in FAST
+def test_every_operation_but_plugin_loading_ones_has_a_fast_path_to_its_own_handler() -> None:
+    assert set(FAST) == set(OPERATIONS) - generate.NORMAL_PATH_ONLY
     for name in FAST:
-        handler = fast_operation(name)
-        assert handler == OPERATIONS[name].json_handler
-    assert fast_operation("remember") is None  # no json_handler: the normal path
+        handler = OPERATIONS[name].handler
+        assert fast_operation(name) == f"{handler.__module__}:{handler.__qualname__}"
+    assert fast_operation("rebuild") is None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -64,7 +61,8 @@ def test_search_has_a_fast_path_and_its_handler_exists() -> None:
 def test_fast_path_accepts_only_what_pydantic_accepts_with_the_same_values(
     data: st.DataObject,
 ) -> None:
-    name = data.draw(st.sampled_from(FAST))
+    # apply's page is opaque (always declined) and its requests need exported pages.
+    name = data.draw(st.sampled_from([name for name in FAST if name != "apply"]))
     template = {"ids": IDS, "pages": []}
     request = data.draw(requests_for(name, template))
     try:

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 
 import zkr.retrieval._recall as recall
+import zkr.retrieval._recall_query as recall_query
+import zkr.retrieval._recall_tuning as recall_tuning
 from tests.core.test_search_equivalence import Snapshot, build_store, random_queries, read_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
@@ -79,7 +81,7 @@ def literal_lexical(
     query: str,
     as_of: m.AsOf | None,
     wanted: int,
-    tuning: recall.RecallTuning = recall.DEFAULT_TUNING,
+    tuning: recall.RecallTuning = recall_tuning.DEFAULT_TUNING,
     scored: dict[Target, tuple[float, str]] | None = None,
     context_only: set[Target] | None = None,
     stated: set[Target] | None = None,
@@ -135,7 +137,7 @@ def covered_first(
     """Every row's bm25 times ``floor + (1 - floor) * share`` of the query's words its row
     matches (each word tested alone over the whole index), ordered again (own matches first,
     scaled bm25, source id); unchanged for a query of fewer than two words."""
-    concepts = recall.recall_concepts(query, tuning.prefix_from)
+    concepts = recall_query.recall_concepts(query, tuning.prefix_from)
     if len(concepts) < 2:
         return rows
     held = dict.fromkeys((row[0] for row in rows), 0)

@@ -13,7 +13,7 @@ from tests.core.test_recall import SCOPE, LetterPlugin, remember, search
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.retrieval._query_dates import SLACK_SECONDS, query_date_spans
-from zkr.retrieval._score_fusion import fuse_scores
+from zkr.retrieval.fusion import fuse_scores
 from zkr.store.recall_index import AFTER, BEFORE, SESSION_GAP_SECONDS
 
 LANE = {"model": "test/letters", "version": "1"}

@@ -13,16 +13,17 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zkr.db import MemoryDb
 from zkr.errors import ConflictError, ZkrError
-from zkr.tool_calls import run_scoped
-from zkr.writes.capture import is_stored
 from zkr_agent_hooks.context import Cited, render
 from zkr_agent_hooks.events import CAPTURE_EVENTS, RECALL_EVENTS, HookEvent, Host
 from zkr_agent_hooks.scope import Scope
 from zkr_agent_hooks.transcripts import read_turns
+
+if TYPE_CHECKING:
+    from zkr.db import MemoryDb
+    from zkr.store.database import Database
 
 __all__ = [
     "ABSORBED",
@@ -46,32 +47,53 @@ MAX_TURN_BYTES = 512 * 1024
 
 
 def _open(scope: Scope) -> MemoryDb:
+    from zkr.db import MemoryDb
+
     Path(scope.db).expanduser().parent.mkdir(parents=True, exist_ok=True)
     return MemoryDb(os.path.expanduser(scope.db))
 
 
-def _run(db: MemoryDb, scope: Scope, name: str, fields: dict[str, Any]) -> Any:
-    """Operation *name* in the hook's scope (zkr-core's run: validation, busy retry)."""
-    return run_scoped(db, name, fields, tenant_id=scope.tenant_id, person_id=scope.person_id)
+def _open_plain(scope: Scope) -> Database:
+    """The database without the operation table: a recall runs on zkr's fast path (no pydantic,
+    the prompt waits for it; issue 25)."""
+    from zkr.store.database import Database
+
+    Path(scope.db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    return Database(os.path.expanduser(scope.db))
 
 
-def recall_context(db: MemoryDb, scope: Scope, event: HookEvent) -> str:
+def _read(db: Database, scope: Scope, name: str, fields: dict[str, Any]) -> Any:
+    """Operation *name*'s JSON answer in the hook's scope: on zkr's fast path when it takes the
+    request, else zkr-core's run (pydantic's validation and words, busy retry)."""
+    from zkr.fastpath.run import answer
+
+    payload = {**fields, "tenant_id": scope.tenant_id, "person_id": scope.person_id}
+    fast = answer(db, name, payload)
+    if fast is not None:
+        return fast[0]
+    from zkr.operations import run
+    from zkr.tool_calls import retry_busy
+
+    return retry_busy(lambda: run(db, name, payload))
+
+
+def recall_context(db: Database, scope: Scope, event: HookEvent) -> str:
     """The cited block for *event*: a search of the prompt, or at session start the person's
     newest current claims (what they told the agent about themselves)."""
     if event.name == "UserPromptSubmit":
         query = (event.prompt or "").strip()[:PROMPT_QUERY_CHARS]
         if not query:
             return ""
-        pack = _run(db, scope, "search", {"query": query, "limit": RECALL_LIMIT})
-        return render(Cited(item.excerpt, tuple(item.evidence_ids)) for item in pack.items)
-    page = _run(db, scope, "memories", {"claim_kinds": CLAIM_KINDS, "limit": START_LIMIT})
+        pack = _read(db, scope, "search", {"query": query, "limit": RECALL_LIMIT})
+        return render(Cited(item["excerpt"], tuple(item["evidence_ids"])) for item in pack["items"])
+    page = _read(db, scope, "memories", {"claim_kinds": CLAIM_KINDS, "limit": START_LIMIT})
     return render(
         Cited(
-            f"{item.claim.subject} {item.claim.predicate} {item.claim.value}",
-            tuple(item.evidence_ids),
+            f"{item['claim']['subject']} {item['claim']['predicate']} {item['claim']['value']}",
+            tuple(item["evidence_ids"]),
         )
-        for item in page.items
-        if item.claim is not None
+        for item in page["items"]
+        if item["claim"] is not None
     )
 
 
@@ -83,6 +105,8 @@ def capture(db: MemoryDb, scope: Scope, host: Host, event: HookEvent) -> tuple[i
     """
     if not event.transcript_path:
         return (0, 0)
+    from zkr.writes.capture import is_stored
+
     stored = already = 0
     now = int(time.time())
     for turn in read_turns(event.transcript_path, host, event.session_id):
@@ -114,11 +138,12 @@ def handle(event: HookEvent, host: Host, scope: Scope) -> dict[str, Any] | None:
     """The JSON the hook prints for *event*, or None to print nothing."""
     if event.name not in RECALL_EVENTS | CAPTURE_EVENTS:
         return None
-    with _open(scope) as db:
-        if event.name in CAPTURE_EVENTS:
+    if event.name in CAPTURE_EVENTS:
+        with _open(scope) as db:
             capture(db, scope, host, event)
-            return None
-        text = recall_context(db, scope, event)
+        return None
+    with _open_plain(scope) as plain:
+        text = recall_context(plain, scope, event)
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}

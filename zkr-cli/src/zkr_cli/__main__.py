@@ -181,15 +181,15 @@ def _dispatch(args: Sequence[str]) -> int:
 
     _skip_pydantic_plugins(invocation.command)
     # Operations with a fast path (zkr.fastpath) start without importing the table (pydantic).
-    from zkr.fastpath.check import fast_operation
+    from zkr.fastpath.run import available
 
-    fast_handler = fast_operation(invocation.command)
+    fast = available(invocation.command)
     operation = None
-    if fast_handler is None:
+    if not fast:
         from zkr.operations import OPERATIONS
 
         operation = OPERATIONS.get(invocation.command)
-    known = fast_handler is not None or operation is not None
+    known = fast or operation is not None
     if known or invocation.command == "help":
         output_format, extra = "json", invocation.extra
         if known:
@@ -203,12 +203,12 @@ def _dispatch(args: Sequence[str]) -> int:
         from zkr_cli._oneshot import run_fast_operation, run_operation
 
         try:
-            db = _open_db(invocation, plain=fast_handler is not None)
+            db = _open_db(invocation, plain=fast)
         except Exception as exc:
             return fail_as(output_format, error_message(exc), exc)
         with db:
-            if fast_handler is not None:
-                return run_fast_operation(db, invocation.command, fast_handler, output_format)
+            if fast:
+                return run_fast_operation(db, invocation.command, output_format)
             assert operation is not None
             return run_operation(db, operation, output_format)
     return _dispatch_additional(invocation)

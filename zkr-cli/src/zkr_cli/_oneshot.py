@@ -32,32 +32,30 @@ def run_operation(db: Database, operation: Operation, output_format: str = "json
     return _write(line)
 
 
-def run_fast_operation(db: Database, name: str, handler: str, output_format: str = "json") -> int:
-    """:func:`run_operation` for an operation with a fast path (:mod:`zkr.fastpath`).
+def run_fast_operation(db: Database, name: str, output_format: str = "json") -> int:
+    """:func:`run_operation` for a one-shot process that has not imported pydantic.
 
-    Same order and same answers: read, parse (the same lenient parse), then the fast checker; a
-    request it accepts goes to the pydantic-free *handler* (``"module:function"``), anything else
-    to pydantic's validation and the table's handler, which give the contract's error or answer.
+    Same order and same answers: read, parse (the same lenient parse), then
+    :func:`zkr.fastpath.run.answer`, which runs the operation's handler on light classes when the
+    generated description vouches for the request; anything else goes to pydantic's validation
+    and the table's handler, which give the contract's error or answer.
     """
-    import importlib
-
-    from zkr.fastpath.check import accept
+    from zkr.fastpath.run import answer
     from zkr.jsonio import parse_request
 
     try:
         payload = parse_request(
             read_request(sys.stdin.buffer if sys.stdin is not None else None), lenient=True
         )
-        request = accept(name, payload)
-        if request is None:
+        fast = answer(db, name, payload)
+        if fast is None:
             from zkr.operations import OPERATIONS, to_json, validate
 
             operation = OPERATIONS[name]
-            answer = to_json(operation.call(db, validate(operation, payload)))
+            result = to_json(operation.call(db, validate(operation, payload)))
         else:
-            module, _, function = handler.partition(":")
-            answer = getattr(importlib.import_module(module), function)(db, request)
-        line = _line(name, answer, output_format)
+            result = fast[0]
+        line = _line(name, result, output_format)
     except Exception as exc:
         return fail_as(output_format, error_message(exc), exc)
     return _write(line)

@@ -100,10 +100,6 @@ class Operation:
     #: Running the same request twice leaves memory as running it once.
     idempotent: bool = False
     tool: ToolProjection | None = None
-    #: ``"module:function"``: the handler answering the response's JSON data without importing
-    #: pydantic, for any request object with the model's attributes. A one-shot CLI command runs
-    #: it on requests the fast path accepted (:mod:`zkr.fastpath`; start-up time, issue 14).
-    json_handler: str | None = None
 
     def call(self, db: Database, request: BaseModel) -> Any:
         """Run the handler on an already validated request."""
@@ -151,7 +147,6 @@ _TABLE = (
         "read",
         idempotent=True,
         tool=ToolProjection("zkr_search", limits={"limit": 50}),
-        json_handler="zkr.retrieval._search:search_json",
     ),
     Operation(
         "get",

@@ -23,7 +23,7 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from zkr.enums import Ranking
 from zkr.errors import SettingError
@@ -44,8 +44,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Setting:
+# A NamedTuple, not a dataclass: every one-shot process reads a setting, and importing
+# dataclasses (with inspect) is a tenth of its start-up (issue 27.4).
+class Setting(NamedTuple):
     """One setting: *env* chooses it for a process; left unset (or empty) it is *default*."""
 
     name: str

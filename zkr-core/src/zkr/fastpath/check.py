@@ -6,39 +6,26 @@ with pydantic, which accepts or gives the contract's error. So every rule here o
 what pydantic accepts: a strict string (no lone surrogate: the contract refuses those in known
 fields), a strict integer in range (not a bool, not ``-0``, which the lenient parser reads as a
 float), an enumeration's exact spelling, null where the model allows it, a nested object, a
-default for what is left out (a constant, or a setting of :mod:`zkr.settings` such as
-``$ZKR_RANKING``, read each time). Duplicate known keys, unknown keys in a model that forbids
-them, a missing required field, and anything the description marks opaque are declined.
+list of any of these, a default for what is left out (a constant, an empty list, or a setting of
+:mod:`zkr.settings` such as ``$ZKR_RANKING``, read each time). Duplicate known keys, unknown
+keys in a model that forbids them, a missing required field, and anything the description marks
+opaque are declined.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from types import SimpleNamespace
 from typing import Any
 
 from zkr import enums, settings
 from zkr.errors import ZkrError
+from zkr.fastpath.shapes import load_shapes
 from zkr.jsonio import has_lone_surrogate
 
 __all__ = ["accept", "fast_operation", "load_shapes"]
 
-_SHAPES: dict[str, Any] | None = None
-
 
 class _Decline(Exception):
     """The request is not certainly valid: pydantic decides."""
-
-
-def load_shapes() -> dict[str, Any]:
-    """The committed ``request_shapes.json`` (read once)."""
-    global _SHAPES
-    if _SHAPES is None:
-        path = os.path.join(os.path.dirname(__file__), "request_shapes.json")
-        with open(path, encoding="utf-8") as handle:
-            _SHAPES = json.load(handle)
-    return _SHAPES
 
 
 def fast_operation(name: str) -> str | None:
@@ -60,7 +47,7 @@ def accept(name: str, payload: Any) -> Any | None:
         return None
 
 
-def _model(models: dict[str, Any], name: str, value: Any) -> SimpleNamespace:
+def _model(models: dict[str, Any], name: str, value: Any) -> Any:
     if not isinstance(value, dict):
         raise _Decline
     shape = models[name]
@@ -78,9 +65,13 @@ def _model(models: dict[str, Any], name: str, value: Any) -> SimpleNamespace:
             values[key] = _value(models, field["type"], field["default"])
         elif "default_setting" in field:
             values[key] = _value(models, field["type"], _setting(field["default_setting"]))
+        elif "default_factory" in field:
+            values[key] = []
         else:
             raise _Decline  # missing: pydantic words the error
-    return SimpleNamespace(**values)
+    from zkr.fastpath.light import light_models
+
+    return getattr(light_models(), name)(**values)
 
 
 def _setting(name: str) -> str:
@@ -93,20 +84,23 @@ def _setting(name: str) -> str:
 
 def _value(models: dict[str, Any], spec: list[Any], value: Any) -> Any:
     kind = spec[0]
-    if kind == "str":
-        if type(value) is str and not has_lone_surrogate(value):
-            return value
-    elif kind == "int":
-        if type(value) is int and spec[1] <= value <= spec[2]:
-            return value
-    elif kind == "enum":
-        if type(value) is str:
-            try:
-                return getattr(enums, spec[1])(value)
-            except ValueError:
-                pass
-    elif kind == "nullable":
+    if kind == "nullable":
         return None if value is None else _value(models, spec[1], value)
-    elif kind == "model":
+    if kind == "model":
         return _model(models, spec[1], value)
+    if kind == "list" and type(value) is list:
+        return [_value(models, spec[1], item) for item in value]
+    if kind == "enum" and type(value) is str:
+        return _member(spec[1], value)
+    if kind == "str" and type(value) is str and not has_lone_surrogate(value):
+        return value
+    if kind == "int" and type(value) is int and spec[1] <= value <= spec[2]:
+        return value
     raise _Decline
+
+
+def _member(enum_name: str, value: str) -> Any:
+    try:
+        return getattr(enums, enum_name)(value)
+    except ValueError:
+        raise _Decline from None

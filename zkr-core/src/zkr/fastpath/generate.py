@@ -15,12 +15,18 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from zkr import enums
 from zkr.settings import setting_for_factory
+
+if TYPE_CHECKING:
+    from zkr.operations import Operation
 
 __all__ = ["SHAPES_PATH", "render", "shapes"]
 
@@ -29,27 +35,39 @@ SHAPES_PATH = Path(__file__).with_name("request_shapes.json")
 _OPAQUE = ["opaque"]
 # Keys of core-schema nodes that change nothing about validation.
 _NEUTRAL = {"type", "metadata", "ref", "serialization"}
+# Nodes that wrap one other node: where it is.
+_WRAPPED = {"list": "items_schema", "nullable": "schema"}
 
 
 def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
     """The checker's type for one core-schema node (``["opaque"]`` when not certain)."""
     kind = node.get("type")
     extra = set(node) - _NEUTRAL
-    if kind == "str" and extra == {"strict"} and node["strict"] is True:
-        return ["str"]
-    if kind == "int" and extra == {"strict", "ge", "le"} and node["strict"] is True:
-        return ["int", node["ge"], node["le"]]
+    if kind in ("str", "int"):
+        return _scalar(node, extra)
     if kind == "enum" and extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
         cls: Any = node["cls"]
         enum_name = str(cls.__name__)
         if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
             return ["enum", enum_name]
-    if kind == "nullable" and extra == {"schema"}:
-        inner = _spec(node["schema"], models)
-        return _OPAQUE if inner == _OPAQUE else ["nullable", inner]
+    inner_key = _WRAPPED.get(str(kind))
+    if inner_key is not None and extra == {inner_key}:
+        inner = _spec(node[inner_key], models)
+        return _OPAQUE if inner == _OPAQUE else [kind, inner]
     if kind == "model":
         name = _model(node, models)
         return _OPAQUE if name is None else ["model", name]
+    return _OPAQUE
+
+
+def _scalar(node: dict[str, Any], extra: set[str]) -> list[Any]:
+    """A strict string, or a strict integer with both bounds; ``["opaque"]`` otherwise."""
+    if node.get("strict") is not True:
+        return _OPAQUE
+    if node["type"] == "str" and extra == {"strict"}:
+        return ["str"]
+    if node["type"] == "int" and extra == {"strict", "ge", "le"}:
+        return ["int", node["ge"], node["le"]]
     return _OPAQUE
 
 
@@ -81,6 +99,16 @@ def _field(name: str, field: dict[str, Any], models: dict[str, Any]) -> dict[str
             described["type"] = spec
             if spec != _OPAQUE and not schema["default_factory_takes_data"]:
                 described["default_setting"] = setting.name
+            return described
+        if schema.get("default_factory") is list and set(schema) - _NEUTRAL == {
+            "schema",
+            "default_factory",
+            "default_factory_takes_data",
+        }:
+            # An empty list when left out (a fresh one each time, as pydantic makes it).
+            described["type"] = _spec(schema["schema"], models)
+            if described["type"] != _OPAQUE:
+                described["default_factory"] = "list"
             return described
         if set(schema) - _NEUTRAL != {"schema", "default"}:
             described["type"] = _OPAQUE  # a default factory or validate_default: give up
@@ -128,26 +156,114 @@ def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
     return name
 
 
+def _conversion(annotation: Any) -> list[Any]:
+    """How a light class turns a constructor argument into the attribute pydantic would hold:
+    a nested model from a dict, an enumeration member from its value, item by item in a list."""
+    origin = get_origin(annotation)
+    arguments = [a for a in get_args(annotation) if a is not type(None)]
+    if origin is Annotated:
+        return _conversion(arguments[0])
+    if origin in (Union, UnionType) and len(arguments) == 1:
+        inner = _conversion(arguments[0])
+        return ["any"] if inner == ["any"] else ["nullable", inner]
+    if origin is list:
+        inner = _conversion(arguments[0])
+        return ["list"] if inner == ["any"] else ["list", inner]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return ["model", annotation.__name__]
+    name = getattr(annotation, "__name__", "")
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return ["enum", name] if getattr(enums, name, None) is annotation else ["any"]
+    return ["any"]
+
+
+def _class_field(name: str, info: FieldInfo) -> dict[str, Any]:
+    """One field of a light class: its name, its key in JSON, its conversion and default."""
+    described: dict[str, Any] = {"name": name, "key": info.alias or name}
+    described["convert"] = _conversion(info.annotation)
+    setting = setting_for_factory(info.default_factory)
+    if setting is not None:
+        described["default_setting"] = setting.name
+    elif info.default_factory is list:
+        described["default_factory"] = "list"
+    elif info.default_factory is not None:
+        raise TypeError(f"{name}: a default factory the light classes cannot rebuild")
+    elif info.default is not PydanticUndefined:
+        default = info.default if type(info.default) is bool else _default(info.default)
+        if default is ...:
+            raise TypeError(f"{name}: a default the light classes cannot rebuild")
+        described["default"] = default
+    return described
+
+
+def classes() -> dict[str, Any]:
+    """Every pydantic model of :mod:`zkr.models`, as the light classes of :mod:`zkr.fastpath.light`
+    rebuild it: fields in order, JSON keys (aliases), conversions and defaults. A model with a
+    validator, a serializer or a computed field would not be the same without pydantic: it fails
+    here, at generation, rather than answering differently at run time."""
+    from zkr import models
+
+    described: dict[str, Any] = {}
+    for name, cls in sorted(vars(models).items()):
+        if (
+            not (isinstance(cls, type) and issubclass(cls, BaseModel))
+            or cls.__module__ != models.__name__
+        ):
+            continue
+        decorators = cls.__pydantic_decorators__
+        if any(
+            getattr(decorators, kind)
+            for kind in (
+                "validators",
+                "field_validators",
+                "root_validators",
+                "field_serializers",
+                "model_serializers",
+                "model_validators",
+                "computed_fields",
+            )
+        ):
+            raise TypeError(f"{name}: validators and serializers have no light class")
+        config = cls.model_config
+        described[name] = {
+            "by_name": bool(config.get("populate_by_name")),
+            "fields": [_class_field(key, info) for key, info in cls.model_fields.items()],
+        }
+    return described
+
+
+#: Operations left to the normal path whatever the request: their handlers load plugins, whose
+#: registration (extractors, hosts) builds pydantic models; light classes must not meet those.
+NORMAL_PATH_ONLY = frozenset({"rebuild"})
+
+
+def _handler(operation: Operation) -> str:
+    handler = operation.handler
+    return f"{handler.__module__}:{handler.__qualname__}"
+
+
 def shapes() -> dict[str, Any]:
-    """The description of every operation with a ``json_handler``, from the live models."""
+    """The description of every operation, its request check and every model, from the live
+    table and models."""
     from zkr.operations import OPERATIONS
 
     models: dict[str, Any] = {}
     operations: dict[str, Any] = {}
     for operation in OPERATIONS.values():
-        request: type[BaseModel] = operation.request
-        if operation.json_handler is None:
+        if operation.name in NORMAL_PATH_ONLY:
             continue
+        request: type[BaseModel] = operation.request
         request.model_rebuild()  # defer_build: make the core schema real
         name = _model(request.__pydantic_core_schema__, models)  # type: ignore[arg-type]
         if name is None:
             continue
-        operations[operation.name] = {"request": name, "handler": operation.json_handler}
+        operations[operation.name] = {"request": name, "handler": _handler(operation)}
     return {
         "generated": "by `python -m zkr.fastpath.generate --write` from zkr.operations and "
         "zkr.models: do not edit",
         "operations": operations,
         "models": {name: shape for name, shape in sorted(models.items()) if shape is not None},
+        "classes": classes(),
     }
 
 

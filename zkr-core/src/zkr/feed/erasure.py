@@ -23,14 +23,16 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.feed.commits import serialize_record
 from zkr.store.recall_index import purge_source
 from zkr.store.records import ExportRecord
 from zkr.store.sidecars import discard_sidecars
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "DERIVED_KEY_PREFIX",

@@ -27,7 +27,6 @@ search small without changing what an ordinary query answers:
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import re
 import sqlite3
@@ -194,6 +193,8 @@ def within_budget(conn: sqlite3.Connection, work: Callable[[], _T]) -> _T:
     spent = LimitExceeded(f"search exceeded its time budget of {budget.seconds:g} seconds")
     if left <= 0:
         raise spent
+    import concurrent.futures  # only a query embedded here needs it (start-up, issue 27.4)
+
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zkr-search-embed")
     try:
         return pool.submit(work).result(timeout=left)

@@ -1,7 +1,7 @@
 """Calendar dates named in a recall query, as spans of capture time.
 
 "What did Alice paint on October 13, 2023?" names the day the memory was captured on far more
-often than a word of it: the recall ranking's hybrid fusion (:mod:`zkr.retrieval._score_fusion`)
+often than a word of it: the recall ranking's hybrid fusion (:mod:`zkr.retrieval.fusion`)
 lifts the candidates captured within a named date. Only absolute English dates are read — a day
 (``October 13, 2023``, ``13 October 2023``), a month (``October 2023``) or a year (``2023``, from
 1900 to 2099); a month or day without its year, and relative dates ("last week"), are left alone:

@@ -13,21 +13,21 @@ from the same snapshot.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zkr.enums import Ranking, bounded_limit
 from zkr.errors import NotFound
 from zkr.retrieval._bounds import search_budget
 from zkr.retrieval._fusion import Target, fuse
 from zkr.retrieval._lexical import lexical_ranking
-from zkr.retrieval._materialize import materialize, materialize_json
+from zkr.retrieval._materialize import materialize, materialize_all
 from zkr.store.validation import require_scope, require_text
 
 if TYPE_CHECKING:
     from zkr import models as m
     from zkr.store.database import Database
 
-__all__ = ["NO_MATCH_GAP", "get", "search", "search_json"]
+__all__ = ["NO_MATCH_GAP", "get", "search"]
 
 #: The pack's gap when nothing was found.
 NO_MATCH_GAP = "no cited memory matched"
@@ -40,34 +40,25 @@ CANDIDATES_PER_ITEM = 4
 def search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
     """Run one search (contract §5.1).
 
+    A one-shot process runs this on light classes (:mod:`zkr.fastpath`): the same code, the same
+    answer, without importing pydantic.
+
     :raises InvalidRequest: blank scope or query; a refused query embedding (dense path only).
     :raises NotFound: a fused target could not be materialized (only on inconsistent data).
     """
-    from zkr import models as m
-
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.query, "query")
     if request.ranking == Ranking.recall:
-        _check(request)
         from zkr.retrieval._recall import recall_search
 
         return recall_search(db, request)
-    return m.RetrievalPack.model_validate(search_json(db, request))
+    return _contract_search(db, request)
 
 
-def _check(request: m.SearchRequest) -> None:
-    require_scope(request.tenant_id, request.person_id)
-    require_text(request.query, "query")
+def _contract_search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
+    """zkr 0.2.3's ranking: the contract's lexical list, fused with a dense one when asked."""
+    from zkr import models as m
 
-
-def search_json(db: Database, request: m.SearchRequest) -> dict[str, Any]:
-    """:func:`search` answering the JSON data of its :class:`~zkr.models.RetrievalPack`.
-
-    The contract ranking builds that data without pydantic: a one-shot ``zkr search`` runs this
-    on the request the fast path checked (:mod:`zkr.fastpath`), any object with the request's
-    attributes, and never imports pydantic (start-up, issue 14).
-    """
-    if request.ranking == Ranking.recall:
-        return search(db, request).model_dump(mode="json", by_alias=True)
-    _check(request)
     limit = bounded_limit(request.limit)
     candidate_limit = CANDIDATES_PER_ITEM * limit
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
@@ -108,8 +99,8 @@ def search_json(db: Database, request: m.SearchRequest) -> dict[str, Any]:
             fused = fuse_hybrid(lexical, dense, limit)
         else:
             fused = fuse([lexical], limit)
-        items = materialize_json(conn, fused, tenant_id, person_id, as_of)
-    return {"query": request.query, "items": items, "gaps": [] if items else [NO_MATCH_GAP]}
+        items = materialize_all(conn, fused, tenant_id, person_id, as_of)
+    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
 
 
 def get(db: Database, request: m.GetRequest) -> m.RetrievalItem:

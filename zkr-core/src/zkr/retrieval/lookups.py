@@ -18,9 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zkr import models as m
 from zkr.jsonio import compact_len
@@ -28,11 +26,14 @@ from zkr.store.database import Database
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 __all__ = ["captures", "claims", "correction_now_floor", "deletion_now_floor", "sequence"]
 
 _SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
 
-_Item = TypeVar("_Item", bound=BaseModel)
+_Item = TypeVar("_Item", bound="BaseModel")
 
 
 def _within_page(items: Iterable[_Item]) -> list[_Item]:

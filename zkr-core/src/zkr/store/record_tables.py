@@ -18,12 +18,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Literal
 
 from zkr import models as m
 from zkr.jsonio import ordered_dumps
+
+if TYPE_CHECKING:
+    # Annotations only: a one-shot command reads records on light classes (zkr.fastpath).
+    from pydantic import BaseModel
 
 __all__ = [
     "CLAIM",

@@ -8,9 +8,7 @@ source kind, relation, stability stored JSON-quoted; claim kind and status bare)
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.store.record_tables import (
@@ -25,6 +23,9 @@ from zkr.store.record_tables import (
     RecordTable,
     read_record,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "ExportRecord",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: ``(kind, record)``: the envelope ``{"kind": kind, "record": record}`` of one feed event.
-ExportRecord = tuple[str, BaseModel]
+ExportRecord = tuple[str, "BaseModel"]
 
 
 def time_range(start: int, until: int | None) -> m.TimeRange:

@@ -10,8 +10,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from zkr import models as m
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound
 from zkr.feed.commits import append_commit
@@ -21,6 +19,8 @@ from zkr.store.records import daily_review_record, profile_record
 from zkr.store.validation import new_id, require_scope, require_text
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from zkr.store.database import Database
 
 __all__ = ["MAX_READ_PAGE_BYTES", "check_read_page", "profile", "profiles", "review", "reviews"]

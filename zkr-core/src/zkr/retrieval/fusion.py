@@ -1,20 +1,26 @@
-"""The recall ranking's hybrid fusion: lexical and dense *scores*, the dense one spread over a
-capture's session neighbours.
+"""The recall ranking's fusions, as pure functions of ranked lists and scores (no SQL).
+
+Public because the PostgreSQL replica ranks with them too (one definition for both stores).
+
+* :func:`fuse_weighted`: weighted reciprocal-rank fusion of ranked lists (``RecallTuning(fusion=
+  "rrf")`` and the replica's hybrid);
+* :func:`fuse_scores`: the shipped hybrid, lexical and dense *scores*, the dense one spread over a
+  capture's session neighbours.
 
 A candidate (the union of the lexical list's head and the dense list's head) scores::
 
     LEXICAL_SHARE * bm25 / best bm25                       (0 when the lexical list lacks it)
     + (1 - LEXICAL_SHARE) * (z + NEIGHBOUR_WEIGHT * n) / Z_SPAN
 
-where ``z`` is its dense score as a z-score over the scope's lane (how far above the scope's
-typical similarity it is; 0 for a memory without a vector) and ``n`` the mean ``z`` of its
-neighbours: the live captures next to it on the recall index's timeline
-(:mod:`zkr.store.recall_index` — same scope and kind), up to :data:`SPREAD` on each side within
-``SESSION_GAP_SECONDS``. A turn that answers a question is often one step away
-from the turn that resembles it; the lexical side already lends neighbours' words through the
-context column, and this is the dense analogue. Neighbours come from the live ``sources`` rows in
-one query, so a deleted capture lends nothing; a claim found by the dense lane alone has no
-timeline (``n`` = 0). ``Z_SPAN`` puts a z-score on the lexical term's 0..1 scale.
+where ``z`` is its dense score as a z-score over the scope's lane (how far above the scope's typical
+similarity it is; 0 for a memory without a vector) and ``n`` the mean ``z`` of its neighbours: the
+live captures next to it on the recall index's timeline (:mod:`zkr.store.recall_index` — same scope
+and kind), up to :data:`zkr.retrieval._neighbours.SPREAD` on each side within
+``SESSION_GAP_SECONDS``. A turn that answers a question is often one step away from the turn that
+resembles it; the lexical side already lends neighbours' words through the context column, and this
+is the dense analogue. Neighbours come from the live ``sources`` rows in one query, so a deleted
+capture lends nothing; a claim found by the dense lane alone has no timeline (``n`` = 0). ``Z_SPAN``
+puts a z-score on the lexical term's 0..1 scale.
 
 Two terms more, both read from the candidates' anchors (the source a candidate was found through,
 or the source itself):
@@ -41,8 +47,6 @@ weights on four conversations and scoring the fifth gives 86.6 %, the honest est
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Mapping, Sequence
 
@@ -52,17 +56,23 @@ from zkr.store.recall_index import SESSION_GAP_SECONDS
 __all__ = [
     "CLAIM_WEIGHT",
     "DATE_WEIGHT",
+    "DENSE_WEIGHT",
     "LEXICAL_SHARE",
-    "MIN_SPREAD",
+    "LEXICAL_WEIGHT",
     "NEIGHBOUR_WEIGHT",
+    "RRF_K",
     "SESSION_WEIGHT",
-    "SPREAD",
     "Z_SPAN",
-    "anchor_times",
+    "Target",
     "fuse_scores",
-    "neighbours",
+    "fuse_weighted",
 ]
 
+#: Weighted reciprocal-rank fusion (``fusion="rrf"``, and the replica's): constant and weights.
+RRF_K = 10
+LEXICAL_WEIGHT = 1.0
+DENSE_WEIGHT = 0.3
+_SCALE = 1_000_000_000
 LEXICAL_SHARE = 0.55
 NEIGHBOUR_WEIGHT = 1.0
 SESSION_WEIGHT = 0.5
@@ -71,86 +81,49 @@ DATE_WEIGHT = 1.0
 #: benchmark, ``benchmarks/everyday.py``; LoCoMo stores no claims, so it does not move there).
 CLAIM_WEIGHT = 0.5
 Z_SPAN = 4.0
-#: Timeline neighbours on each side whose dense score a capture borrows.
-SPREAD = 2
-#: The least spread of dense scores a z-score divides by (cosines; e5 on LoCoMo spreads ~0.03).
-MIN_SPREAD = 1e-3
 _POINTS = 10_000
 # Scores are compared as integers (parts per 10**9): the order never depends on float noise.
 _QUANTUM = 1_000_000_000
 
-# Each candidate's live neighbours, both sides, by the timeline index (one statement for all).
-_SIDE = """
-SELECT c.id, n.id FROM c CROSS JOIN sources AS n ON n.rowid IN (
-  SELECT rowid FROM sources
-  WHERE tenant_id = :tenant AND person_id = :person AND kind = c.kind AND deleted_at IS NULL
-    AND captured_at BETWEEN {low} AND {high} AND rowid != c.rid AND {side}
-  ORDER BY captured_at {order}, rowid {order} LIMIT :window)
-"""
-_NEIGHBOURS = (
+
+def fuse_weighted(
+    lists: Sequence[tuple[Sequence[Target], float]],
+    limit: int,
+    *,
+    k: int = RRF_K,
+    impute_missing: bool = False,
+) -> list[tuple[Target, int]]:
+    """Weighted reciprocal-rank fusion of ``(ranked targets, weight)`` lists; the best *limit*
+    targets with relevance in basis points of the best score.
+
+    Integer arithmetic (weights in parts per million), ties by target order, as the contract's
+    fusion. With *impute_missing*, a target missing from a list scores there as the position just
+    past that list's end.
     """
-WITH c AS (
-  SELECT s.rowid AS rid, s.id, s.kind, s.captured_at AS at
-  FROM json_each(:ids) AS j CROSS JOIN sources AS s ON s.id = j.value
-  WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
-)"""
-    + _SIDE.format(
-        low="c.at - :gap",
-        high="c.at",
-        side="(captured_at < c.at OR rowid < c.rid)",
-        order="DESC",
+    scores: dict[Target, int] = {}
+    for ranking, _ in lists:
+        for target in ranking:
+            scores.setdefault(target, 0)
+    for ranking, weight in lists:
+        parts = round(weight * 1_000_000)
+        positions: dict[Target, int] = {}
+        for position, target in enumerate(ranking):
+            positions.setdefault(target, position)
+        missing = parts * (_SCALE // 1_000_000) // (k + 1 + len(ranking)) if impute_missing else 0
+        for target in scores:
+            found = positions.get(target)
+            if found is None:
+                scores[target] += missing
+            else:
+                scores[target] += parts * (_SCALE // 1_000_000) // (k + 1 + found)
+    if not scores:
+        return []
+    best = max(scores.values())
+    ranked = sorted(
+        ((target, score * _POINTS // best) for target, score in scores.items()),
+        key=lambda pair: (-pair[1], target_key(pair[0])),
     )
-    + " UNION ALL "
-    + _SIDE.format(
-        low="c.at",
-        high="c.at + :gap",
-        side="(captured_at > c.at OR rowid > c.rid)",
-        order="ASC",
-    )
-)
-
-
-def neighbours(
-    conn: sqlite3.Connection, tenant_id: str, person_id: str, source_ids: Sequence[str]
-) -> dict[str, list[str]]:
-    """The live timeline neighbours of each live source among *source_ids* (one query)."""
-    found: dict[str, list[str]] = {}
-    if not source_ids:
-        return found
-    params = {
-        "ids": json.dumps(list(dict.fromkeys(source_ids))),
-        "tenant": tenant_id,
-        "person": person_id,
-        "gap": SESSION_GAP_SECONDS,
-        "window": SPREAD,
-    }
-    for source_id, neighbour_id in conn.execute(_NEIGHBOURS, params):
-        found.setdefault(source_id, []).append(neighbour_id)
-    return found
-
-
-_ANCHORS = """
-SELECT s.id, s.kind, s.captured_at
-FROM json_each(:ids) AS j CROSS JOIN sources AS s ON s.id = j.value
-WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
-"""
-
-
-def anchor_times(
-    conn: sqlite3.Connection, tenant_id: str, person_id: str, source_ids: Sequence[str]
-) -> dict[str, tuple[str, int]]:
-    """``(kind, captured_at)`` of each live source among *source_ids* (one query)."""
-    if not source_ids:
-        return {}
-    params = {
-        "ids": json.dumps(list(dict.fromkeys(source_ids))),
-        "tenant": tenant_id,
-        "person": person_id,
-    }
-    return {
-        source_id: (kind, captured_at)
-        for source_id, kind, captured_at in conn.execute(_ANCHORS, params)
-    }
+    return ranked[:limit]
 
 
 def _session_best(
@@ -218,17 +191,7 @@ def fuse_scores(
     the query's words: each gains *claim_weight* (claims first: the claim that says what is asked
     outranks a capture that shares an incidental word with the question).
     """
-    best_lexical = max((score for _, score, _ in lexical), default=0.0)
-    lexical_part: dict[Target, float] = {}
-    anchor: dict[Target, str] = {}
-    for target, score, source_id in lexical:
-        if target not in lexical_part:
-            lexical_part[target] = score / best_lexical if best_lexical > 0 else 0.0
-            anchor[target] = source_id
-    for target in dense:
-        if target not in anchor and target[0] == "source":
-            anchor[target] = target[1]
-    dense_share = 1.0 - lexical_share
+    lexical_part, anchor = _lexical_parts(lexical, dense)
     times = times or {}
     session = _session_best(lexical_part, anchor, times) if session_weight else {}
     scores: dict[Target, int] = {}
@@ -244,7 +207,9 @@ def fuse_scores(
         spread = max(spread, 0.0)
         value = (
             lexical_share * lexical_part.get(target, 0.0)
-            + dense_share * (dense_z.get(target, 0.0) + neighbour_weight * spread) / Z_SPAN
+            + (1.0 - lexical_share)
+            * (dense_z.get(target, 0.0) + neighbour_weight * spread)
+            / Z_SPAN
         )
         if target in stated:
             value += claim_weight
@@ -254,6 +219,31 @@ def fuse_scores(
             if any(start <= placed[1] < end for start, end in date_spans):
                 value += date_weight
         scores[target] = round(value * _QUANTUM)
+    return _shown(scores, weak, limit)
+
+
+def _lexical_parts(
+    lexical: Sequence[tuple[Target, float, str]], dense: Sequence[Target]
+) -> tuple[dict[Target, float], dict[Target, str]]:
+    """Each lexical candidate's bm25 as a share of the best, and every candidate's anchor (the
+    source it was found through; a dense source is its own)."""
+    best_lexical = max((score for _, score, _ in lexical), default=0.0)
+    lexical_part: dict[Target, float] = {}
+    anchor: dict[Target, str] = {}
+    for target, score, source_id in lexical:
+        if target not in lexical_part:
+            lexical_part[target] = score / best_lexical if best_lexical > 0 else 0.0
+            anchor[target] = source_id
+    for target in dense:
+        if target not in anchor and target[0] == "source":
+            anchor[target] = target[1]
+    return lexical_part, anchor
+
+
+def _shown(
+    scores: Mapping[Target, int], weak: Collection[Target], limit: int
+) -> list[tuple[Target, int]]:
+    """The best *limit* of *scores*, weak ones last, with relevances that never rise."""
     if not scores:
         return []
     ranked = sorted(

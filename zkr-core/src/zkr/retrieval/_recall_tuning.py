@@ -1,0 +1,75 @@
+"""The recall ranking's parameters: one :class:`RecallTuning` (the defaults are the shipped
+ranking; benchmarks pass others in)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from zkr.retrieval._recall_query import PREFIX_FROM
+from zkr.retrieval.fusion import (
+    CLAIM_WEIGHT,
+    DATE_WEIGHT,
+    DENSE_WEIGHT,
+    LEXICAL_SHARE,
+    LEXICAL_WEIGHT,
+    NEIGHBOUR_WEIGHT,
+    RRF_K,
+    SESSION_WEIGHT,
+)
+
+__all__ = [
+    "CANDIDATES_PER_ITEM",
+    "CONTEXT_WEIGHT",
+    "COVERAGE_FLOOR",
+    "DEFAULT_TUNING",
+    "MIN_CANDIDATES",
+    "OWN_Z",
+    "STATEMENT_WEIGHT",
+    "RecallTuning",
+]
+
+#: bm25 weight of the context column (neighbours' text); capture text and statements weigh 1.
+CONTEXT_WEIGHT = 0.35
+#: bm25 weight of the statement column (claims read as words): a claim that says what is asked
+#: ranks before a capture that only shares an incidental word with the question.
+STATEMENT_WEIGHT = 2.0
+#: A hybrid candidate whose own words do not match matches on its own when its dense z-score
+#: (how far above the scope's usual similarity it is, in standard deviations) exceeds this.
+OWN_Z = 0.0
+#: A row's bm25 is multiplied by ``floor + (1 - floor) * share``, ``share`` being the share of the
+#: query's words (each with the everyday predicate words it names) that the row holds: a memory
+#: that holds several of the question's words outranks one that holds a single word strongly
+#: (Lucene's classic "coord" factor, with a floor so that one rare word still counts). Chosen on
+#: the everyday benchmark (0.4-0.6 alike there).
+COVERAGE_FLOOR = 0.5
+#: Each list brings this many candidates per requested item (at least :data:`MIN_CANDIDATES`).
+CANDIDATES_PER_ITEM = 4
+MIN_CANDIDATES = 50
+
+
+# A NamedTuple, not a dataclass: a one-shot search imports this (start-up, issue 27.4).
+class RecallTuning(NamedTuple):
+    """The recall ranking's parameters (the defaults are the shipped ranking)."""
+
+    context_weight: float = CONTEXT_WEIGHT
+    statement_weight: float = STATEMENT_WEIGHT
+    own_z: float = OWN_Z
+    claim_weight: float = CLAIM_WEIGHT
+    #: 1.0: bm25 alone, whatever share of the query's words a row holds.
+    coverage_floor: float = COVERAGE_FLOOR
+    rrf_k: int = RRF_K
+    lexical_weight: float = LEXICAL_WEIGHT
+    dense_weight: float = DENSE_WEIGHT
+    candidates: int = MIN_CANDIDATES
+    impute_missing: bool = False
+    prefix_from: int = PREFIX_FROM
+    #: ``"scores"`` (the shipped hybrid: :func:`zkr.retrieval.fusion.fuse_scores`) or ``"rrf"`` (the
+    #: weighted reciprocal-rank fusion it replaced, kept to compare).
+    fusion: str = "scores"
+    lexical_share: float = LEXICAL_SHARE
+    neighbour_weight: float = NEIGHBOUR_WEIGHT
+    session_weight: float = SESSION_WEIGHT
+    date_weight: float = DATE_WEIGHT
+
+
+DEFAULT_TUNING = RecallTuning()
