@@ -40,11 +40,11 @@ from pydantic import BaseModel
 
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
-from zkr.feed.commits import append_commit, scope_of, serialize_record
 from zkr.feed.erasure import Erased, erase, erased_form, erased_in, scrub, stale, watched_ids
 from zkr.feed.export import EXPORT_FORMAT, export
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr.jsonio import ordered_dumps
+from zkr.store.commits import append_commit, scope_of, serialize_record
 from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import index_capture, purge_source, refresh_evidence_sources
 from zkr.store.records import ExportRecord

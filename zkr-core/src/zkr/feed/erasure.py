@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from zkr import models as m
-from zkr.feed.commits import serialize_record
+from zkr.store.commits import serialize_record
 from zkr.store.recall_index import purge_source
 from zkr.store.records import ExportRecord
 

@@ -41,8 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 from zkr.errors import LimitExceeded, MigrationError
-from zkr.feed.commits import append_commit
 from zkr.store import fts_rows, recall_index, records, schema
+from zkr.store.commits import append_commit
 from zkr.store.records import ExportRecord
 
 __all__ = ["legacy_vector_blob", "migrate_legacy"]

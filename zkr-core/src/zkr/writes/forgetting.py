@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.feed.commits import append_commit
 from zkr.feed.erasure import erase, feed_dependents
 from zkr.retrieval.lookups import deletion_now_floor
+from zkr.store.commits import append_commit
 from zkr.store.records import (
     claim_record,
     deletion_record,
