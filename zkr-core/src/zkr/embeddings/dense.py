@@ -37,7 +37,7 @@ from zkr import models as m
 from zkr.embeddings.projections import Config, Target, _checks, current_lane, input_hash
 from zkr.embeddings.vectors import F32, row_vector, to_float32
 from zkr.errors import EmbeddingError, UnknownPluginError
-from zkr.retrieval._bounds import budget_paused, within_budget
+from zkr.store.budget import budget_paused, within_budget
 from zkr.store.schema import has_table
 from zkr.store.validation import is_blank
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from zkr import models as m
-from zkr.retrieval._bounds import scope_has_live_source, search_budget
+from zkr.retrieval._bounds import scope_has_live_source
 from zkr.retrieval._claim_words import statement_words
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.retrieval._fusion import Target, target_key
@@ -56,6 +56,7 @@ from zkr.retrieval._score_fusion import (
     fuse_scores,
     neighbours,
 )
+from zkr.store.budget import search_budget
 
 if TYPE_CHECKING:
     from zkr.embeddings.dense import DenseRanks
