@@ -13,12 +13,11 @@ fact of the erasure (``erasures``, the feed record, ``history``). See ``docs/era
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
 from zkr.feed.erasure import erase, feed_dependents
-from zkr.retrieval.lookups import deletion_now_floor
 from zkr.store.commits import append_commit
 from zkr.store.records import (
     claim_record,
@@ -32,7 +31,7 @@ from zkr.writes.deletion import tombstone, tombstone_records
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["erasure_now_floor", "forget"]
+__all__ = ["forget"]
 
 _SUPPORTS = "'\"supports\"'"
 
@@ -98,27 +97,6 @@ def forget(db: Database, request: m.ForgetRequest) -> m.ForgetResult:
     if not nested:
         db.checkpoint()
     return _result(erasure)
-
-
-def erasure_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
-    """The earliest ``erased_at`` a host's "now" may take for the payload's source: what
-    ``delete`` needs (:func:`~zkr.retrieval.lookups.deletion_now_floor`), and not before the
-    source's deletion when it is already deleted."""
-    floor = deletion_now_floor(db, payload).get("deleted_at")
-    source_id, tenant_id, person_id = (
-        payload.get("source_id"),
-        payload.get("tenant_id"),
-        payload.get("person_id"),
-    )
-    if isinstance(source_id, str) and isinstance(tenant_id, str) and isinstance(person_id, str):
-        with db.atomic(write=False) as conn:
-            row = conn.execute(
-                "SELECT deleted_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
-                (source_id, tenant_id, person_id),
-            ).fetchone()
-        if row is not None and row[0] is not None:
-            floor = row[0] if floor is None else max(floor, row[0])
-    return {} if floor is None else {"erased_at": floor}
 
 
 def _erase(
