@@ -20,8 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from zkr import models as m
-from zkr.embeddings.projections import embed, projections
+from zkr.embeddings.backlog import projections
 from zkr.embeddings.rebuild import rebuild
+from zkr.embeddings.storing import embed
 from zkr.errors import LimitExceeded, RequestParseError
 from zkr.feed.apply import apply
 from zkr.feed.export import export
