@@ -27,7 +27,7 @@ TOP_LEVEL = {
     "operation_methods.py",
     "errors.py",
     "jsonio.py",
-    "models.py",
+    "models",
     "operations.py",
     "py.typed",
     "relevance.py",
@@ -257,7 +257,8 @@ def test_the_public_api_is_pinned() -> None:
     from zkr import MemoryDb, SearchRequest, hookimpl  # the issue's own example
 
     assert MemoryDb.__module__ == "zkr.db"
-    assert SearchRequest.__module__ == "zkr.models"
+    assert SearchRequest.__module__ == "zkr.models.requests"  # a module of the models package
+    assert zkr.models.SearchRequest is SearchRequest
     assert hookimpl.project_name == "zkr"
     assert set(zkr.__all__) == {
         "MemoryDb",
