@@ -45,6 +45,7 @@ import json
 import sqlite3
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from zkr.retrieval._fusion import Target, target_key
 from zkr.store.recall_index import SESSION_GAP_SECONDS
@@ -218,6 +219,35 @@ def fuse_scores(
     the query's words: each gains *claim_weight* (claims first: the claim that says what is asked
     outranks a capture that shares an incidental word with the question).
     """
+    lexical_part, anchor = _lexical_parts(lexical, dense)
+    times = times or {}
+    terms = _Terms(
+        lexical_part=lexical_part,
+        anchor=anchor,
+        dense_z=dense_z,
+        neighbour_z=neighbour_z,
+        stated=stated,
+        times=times,
+        session=_session_best(lexical_part, anchor, times) if session_weight else {},
+        date_spans=date_spans,
+        lexical_share=lexical_share,
+        neighbour_weight=neighbour_weight,
+        session_weight=session_weight,
+        date_weight=date_weight,
+        claim_weight=claim_weight,
+    )
+    scores: dict[Target, int] = {}
+    for target in [*lexical_part, *dense]:
+        if target not in scores:
+            scores[target] = terms.score(target)
+    return _shown(scores, weak, limit)
+
+
+def _lexical_parts(
+    lexical: Sequence[tuple[Target, float, str]], dense: Sequence[Target]
+) -> tuple[dict[Target, float], dict[Target, str]]:
+    """Each lexical candidate's share of the best bm25 (its first occurrence counts), and every
+    candidate's anchor: the source it was found through (a dense source is its own)."""
     best_lexical = max((score for _, score, _ in lexical), default=0.0)
     lexical_part: dict[Target, float] = {}
     anchor: dict[Target, str] = {}
@@ -228,32 +258,57 @@ def fuse_scores(
     for target in dense:
         if target not in anchor and target[0] == "source":
             anchor[target] = target[1]
-    dense_share = 1.0 - lexical_share
-    times = times or {}
-    session = _session_best(lexical_part, anchor, times) if session_weight else {}
-    scores: dict[Target, int] = {}
-    for target in [*lexical_part, *dense]:
-        if target in scores:
-            continue
-        anchored = anchor.get(target)
-        spread = neighbour_z.get(anchored, 0.0) if anchored is not None else 0.0
+    return lexical_part, anchor
+
+
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    """What one candidate's score is made of (see :func:`fuse_scores`)."""
+
+    lexical_part: Mapping[Target, float]
+    anchor: Mapping[Target, str]
+    dense_z: Mapping[Target, float]
+    neighbour_z: Mapping[str, float]
+    stated: Collection[Target]
+    times: Mapping[str, tuple[str, int]]
+    session: Mapping[str, float]
+    date_spans: Sequence[tuple[int, int]]
+    lexical_share: float
+    neighbour_weight: float
+    session_weight: float
+    date_weight: float
+    claim_weight: float
+
+    def score(self, target: Target) -> int:
+        """The candidate's score in quanta."""
+        anchored = self.anchor.get(target)
+        spread = self.neighbour_z.get(anchored, 0.0) if anchored is not None else 0.0
         # Neighbours lend, never take: a turn beside unlike turns keeps its own score, so the
         # memory that matches is never outranked by its neighbour only because it is one (two
         # captures of a session would otherwise swap places). On the development conversations
         # the clamp is neutral (dev any@10 83.3 %, held-out 80.3 %, benchmarks/recall_lab.py).
         spread = max(spread, 0.0)
+        dense_share = 1.0 - self.lexical_share
+        lent = self.neighbour_weight * spread
         value = (
-            lexical_share * lexical_part.get(target, 0.0)
-            + dense_share * (dense_z.get(target, 0.0) + neighbour_weight * spread) / Z_SPAN
+            self.lexical_share * self.lexical_part.get(target, 0.0)
+            + dense_share * (self.dense_z.get(target, 0.0) + lent) / Z_SPAN
         )
-        if target in stated:
-            value += claim_weight
-        placed = times.get(anchored) if anchored is not None else None
+        if target in self.stated:
+            value += self.claim_weight
+        placed = self.times.get(anchored) if anchored is not None else None
         if placed is not None:
-            value += session_weight * session.get(anchored or "", 0.0)
-            if any(start <= placed[1] < end for start, end in date_spans):
-                value += date_weight
-        scores[target] = round(value * _QUANTUM)
+            value += self.session_weight * self.session.get(anchored or "", 0.0)
+            if any(start <= placed[1] < end for start, end in self.date_spans):
+                value += self.date_weight
+        return round(value * _QUANTUM)
+
+
+def _shown(
+    scores: Mapping[Target, int], weak: Collection[Target], limit: int
+) -> list[tuple[Target, int]]:
+    """The best *limit* candidates, weak ones last, with relevance in basis points that never
+    rises down the list."""
     if not scores:
         return []
     ranked = sorted(
