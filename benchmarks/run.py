@@ -402,7 +402,7 @@ class Serve:
         if not answer:
             raise RuntimeError(f"zkr serve ended: {self.stderr_tail()}")
         result = json.loads(answer)
-        if isinstance(result, dict) and set(result) == {"error"}:
+        if isinstance(result, dict) and set(result) == {"error", "code"}:  # serve's envelope
             self.errors += 1
             self.first_error = self.first_error or str(result["error"])
         return elapsed, result

@@ -30,10 +30,9 @@ MAX_COMPLEXITY = 15
 PENDING: dict[str, int] = {
     "zkr/retrieval/_recall.py": 893,
     "zkr/embeddings/dense.py": 818,
-    "zkr/feed/apply.py": 646,
     "zkr/embeddings/dense.py:_map_targets": 29,
     "zkr/retrieval/_recall.py:recall_lexical": 28,
-    "zkr/feed/apply.py:_apply_records": 23,
+    "zkr/feed/apply_records.py:apply_records": 23,
     "zkr/retrieval/_recall.py:_fuse_hybrid_scores": 19,
     "zkr/retrieval/_recall.py:_scored_sources": 18,
     "zkr/fastpath/generate.py:_spec": 17,

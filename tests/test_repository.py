@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -129,6 +130,74 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     ]
     # Strict mode and the checkout root, then the README's command verbatim and nothing else.
     assert lines == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', announced]
+
+
+def _private(dotted: str) -> bool:
+    """Whether a dotted zkr name reaches past the public API (a ``_name`` part, dunders aside)."""
+    return any(part.startswith("_") and not part.endswith("__") for part in dotted.split("."))
+
+
+def _private_zkr_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every place *tree* imports or names a private part of zkr-core."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Attribute):
+            parts: list[str] = []
+            target: ast.expr = node
+            while isinstance(target, ast.Attribute):
+                parts.insert(0, target.attr)
+                target = target.value
+            if isinstance(target, ast.Name):
+                names = [".".join([target.id, *parts])]
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"zkr(\.\w+)+", node.value)
+        ):
+            # importlib.import_module("zkr._x"), monkeypatch targets and the like
+            names = [node.value]
+        found += [
+            (node.lineno, name)  # type: ignore[attr-defined]
+            for name in names
+            if (name == "zkr" or name.startswith("zkr.")) and _private(name)
+        ]
+    return found
+
+
+def test_other_distributions_use_only_zkr_cores_public_api() -> None:
+    """zkr-core's internals (``zkr._x``, ``zkr.x._y``, ``from zkr.x import _y``) stay inside it:
+    every other distribution reaches zkr through public modules and names only (issue 31)."""
+    sources = [
+        path
+        for dist in DISTRIBUTIONS
+        if dist != "zkr-core"
+        for path in sorted((ROOT / dist / "src").rglob("*.py"))
+    ]
+    assert len(sources) > 50  # the scan sees the distributions' code
+    offences = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in sources
+        for line, name in _private_zkr_uses(ast.parse(path.read_text("utf-8")))
+    ]
+    assert offences == []
+
+
+def test_the_public_api_scan_finds_each_kind_of_private_use() -> None:
+    code = (
+        "import zkr._generate_methods\n"
+        "from zkr.retrieval._recall import RRF_K\n"
+        "from zkr.retrieval import _search\n"
+        "x = zkr.store._legacy\n"
+        "load('zkr.retrieval._recall')\n"
+        "from zkr import __version__, MemoryDb\n"
+        "from zkr_postgres._db import connect\n"
+    )
+    assert [line for line, _ in _private_zkr_uses(ast.parse(code))] == [1, 2, 3, 4, 5]
 
 
 def test_every_distribution_is_described_for_the_package_index() -> None:

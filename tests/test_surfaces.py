@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+from tests.mcp.conftest import settings_for, sync_client
 from tests.tool_drift import assert_offered_tools_match_table
 from zkr import MemoryDb
 from zkr import _generate_methods as methods
@@ -26,6 +27,7 @@ from zkr_cli.serve import handle_line
 from zkr_hermes.provider import ZkrMemoryProvider
 from zkr_openclaw_bridge import tool_list
 from zkr_openclaw_bridge import tools as openclaw_tools
+from zkr_web.memory import ScopedMemory
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -206,9 +208,21 @@ def test_a_throwaway_operation_reaches_every_surface(
     assert openclaw["zkr_echo_note"]["parameters"]["properties"]["times"]["maximum"] == 3
     assert openclaw["zkr_echo_note"]["operation"] == "echo_note"
     assert tool_list.main(["--check"]) == 1  # the committed tools.json lacks it until regenerated
-    # and Hermes runs it
+    # and Hermes offers it
     provider = ZkrMemoryProvider()
     assert "zkr_echo_note" in {s["name"] for s in provider.get_tool_schemas()}
+    # the MCP server, through the real SDK client: listed, run, and held to the tool's limit
+    # (one call_tool in zkr-core runs every host's tools)
+    with sync_client(settings_for(db_path, "t", "p")) as (_, client):
+        listed = {tool.name: tool for tool in client.tools()}
+        assert listed["zkr_echo_note"].input_schema["properties"]["times"]["maximum"] == 3
+        answered = client.call("zkr_echo_note", {"note": "hi", "times": 2})
+        assert not answered.is_error and answered.structured_content == {"echoed": "hi hi"}
+        refused = client.call("zkr_echo_note", {"note": "hi", "times": 4})
+        assert refused.is_error and (refused.meta or {})["zkr/error_code"] == "parse_error"
+    # the web page's one door to the database, in the page's scope
+    with MemoryDb(db_path) as db:
+        assert ScopedMemory(db, "t", "p").run("echo_note", note="ok") == EchoResult(echoed="ok")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -157,7 +157,7 @@ def test_serve_answers_the_person_operations(
     assert len(answers[0]["items"]) == 1 and answers[0]["next_cursor"] is not None
     assert answers[1]["versions"][0]["claim"]["value"] == "Acme"
     assert answers[2]["evidence_ids"] == [stored["evidence_id"]]
-    assert answers[3] == {"error": "record not found"}
+    assert answers[3] == {"error": "record not found", "code": "not_found"}
 
 
 def test_text_relevance_is_a_bar_and_words_not_basis_points() -> None:

@@ -48,12 +48,13 @@ def test_serve_answers_each_line_and_survives_failures(
     assert len(answers) == 11
     stored = answers[0]
     assert set(stored) == {"claim_id", "evidence_id", "source_id"}
-    assert set(answers[1]) == {"error"}
-    assert answers[2] == {"error": "tenant_id must not be empty"}
-    assert answers[3] == {"error": 'unknown command "teleport"'}
-    assert answers[4] == {"error": "missing field `command`"}
-    assert set(answers[5]) == {"error"}
-    assert set(answers[6]) == {"error"}  # float for an integer
+    # One envelope: the contract's message and the error's stable code (zkr.envelope).
+    assert answers[1]["code"] == "parse_error" and set(answers[1]) == {"error", "code"}
+    assert answers[2] == {"error": "tenant_id must not be empty", "code": "invalid"}
+    assert answers[3] == {"error": 'unknown command "teleport"', "code": "invalid"}
+    assert answers[4] == {"error": "missing field `command`", "code": "parse_error"}
+    assert answers[5]["code"] == "parse_error" and set(answers[5]) == {"error", "code"}
+    assert answers[6]["code"] == "parse_error"  # float for an integer
     [item] = answers[7]["items"]
     assert item["evidence_ids"] == [stored["evidence_id"]]
     assert answers[8] is None
@@ -97,8 +98,8 @@ def test_serve_refuses_oversized_lines_and_keeps_going(
         ]
     )
     answers = _answers(run("--db", str(db_path), "serve", stdin=stdin))
-    assert answers[0] == {"error": "request exceeds 1048576 bytes"}
-    assert answers[1] == {"error": "request exceeds 1048576 bytes"}
+    too_large = {"error": "request exceeds 1048576 bytes", "code": "limit_exceeded"}
+    assert answers[0] == answers[1] == too_large
     assert answers[2]["gaps"] == ["no cited memory matched"]
     assert answers[3]["query"] == "tea"
     assert len(answers) == 4
@@ -118,9 +119,9 @@ def test_serve_failed_mutations_change_nothing(
         ]
     )
     answers = _answers(run("--db", str(db_path), "serve", stdin=stdin))
-    assert [set(answer) for answer in answers] == [{"error"}] * 3
-    assert answers[1] == {"error": "text must not be empty"}
-    assert answers[2] == {"error": "record not found"}
+    assert [set(answer) for answer in answers] == [{"error", "code"}] * 3
+    assert answers[1] == {"error": "text must not be empty", "code": "invalid"}
+    assert answers[2] == {"error": "record not found", "code": "not_found"}
     assert db_snapshot(db_path) == before
 
 
@@ -137,7 +138,7 @@ def test_serve_echoes_an_id_for_pipelining_hosts(
     answers = _answers(run("--db", str(db_path), "serve", stdin=stdin))
     assert answers == [
         {"id": 1, "result": None},
-        {"id": "q-2", "error": "query must not be empty"},
+        {"id": "q-2", "error": "query must not be empty", "code": "invalid"},
         {"id": None, "result": []},
     ]
 
@@ -167,7 +168,7 @@ def test_serve_answers_while_the_host_waits(cli_env: dict[str, str], db_path: Pa
         stored = json.loads(process.stdout.readline())
         process.stdin.write(b"nonsense\n")
         process.stdin.flush()
-        assert set(json.loads(process.stdout.readline())) == {"error"}
+        assert set(json.loads(process.stdout.readline())) == {"error", "code"}
         process.stdin.write(
             _line("get", {**SCOPE, "target": {"kind": "claim", "id": stored["claim_id"]}})
         )

@@ -40,9 +40,9 @@ def test_an_id_that_cannot_be_echoed_never_makes_a_non_json_line(
     )
     answers = answers_of(run("--db", str(db_path), "serve", stdin=stdin))
     assert answers == [
-        {"error": "invalid envelope id: it holds a number out of range"},
-        {"error": "invalid envelope id: it holds a number out of range"},
-        {"error": "invalid envelope id: it holds a lone surrogate"},
+        {"error": "invalid envelope id: it holds a number out of range", "code": "parse_error"},
+        {"error": "invalid envelope id: it holds a number out of range", "code": "parse_error"},
+        {"error": "invalid envelope id: it holds a lone surrogate", "code": "parse_error"},
     ]
 
 
@@ -69,7 +69,7 @@ def test_whitespace_padding_counts_as_in_the_one_shot_command(
     assert zkr("search", padded.encode()).error == "request exceeds 1048576 bytes"
     line = '{"id":1,"command":"search","request":' + padded + "}\n"
     [answer] = answers_of(run("--db", str(db_path), "serve", stdin=line.encode()))
-    assert answer == {"id": 1, "error": "request exceeds 1048576 bytes"}
+    assert answer == {"id": 1, "error": "request exceeds 1048576 bytes", "code": "limit_exceeded"}
 
 
 def test_minus_zero_is_a_float_where_an_integer_is_required(

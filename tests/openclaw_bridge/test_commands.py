@@ -116,4 +116,4 @@ def test_openclaw_serve_answers_contract_commands_and_tool_calls(
         == answers[0]["result"]["evidence_id"]
     )
     assert answers[2]["result"] == {"tool_error": "unknown field `__proto__`"}
-    assert answers[3] == {"id": 4, "error": "missing field `tenant_id`"}
+    assert answers[3] == {"id": 4, "error": "missing field `tenant_id`", "code": "parse_error"}

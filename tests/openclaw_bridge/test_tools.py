@@ -232,10 +232,10 @@ def test_a_malformed_envelope_is_a_plugin_bug_not_a_tool_error(db: Any, payload:
 
 
 def test_storage_failures_are_not_tool_facing(call: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*_args: Any) -> Any:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise IntegrityError("evidence and claim must share a scope")
 
-    monkeypatch.setattr("zkr.operations.run", broken)
+    monkeypatch.setattr("zkr.tool_calls.run_scoped", broken)
     with pytest.raises(IntegrityError):
         call("memory_search", {"query": "x"})
 

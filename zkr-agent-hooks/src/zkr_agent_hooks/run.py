@@ -17,6 +17,7 @@ from typing import Any
 
 from zkr.db import MemoryDb
 from zkr.errors import ConflictError, ZkrError
+from zkr.tool_calls import run_scoped
 from zkr.writes.capture import is_stored
 from zkr_agent_hooks.context import Cited, render
 from zkr_agent_hooks.events import CAPTURE_EVENTS, RECALL_EVENTS, HookEvent, Host
@@ -49,6 +50,11 @@ def _open(scope: Scope) -> MemoryDb:
     return MemoryDb(os.path.expanduser(scope.db))
 
 
+def _run(db: MemoryDb, scope: Scope, name: str, fields: dict[str, Any]) -> Any:
+    """Operation *name* in the hook's scope (zkr-core's run: validation, busy retry)."""
+    return run_scoped(db, name, fields, tenant_id=scope.tenant_id, person_id=scope.person_id)
+
+
 def recall_context(db: MemoryDb, scope: Scope, event: HookEvent) -> str:
     """The cited block for *event*: a search of the prompt, or at session start the person's
     newest current claims (what they told the agent about themselves)."""
@@ -56,9 +62,9 @@ def recall_context(db: MemoryDb, scope: Scope, event: HookEvent) -> str:
         query = (event.prompt or "").strip()[:PROMPT_QUERY_CHARS]
         if not query:
             return ""
-        pack = db.search({**scope.fields(), "query": query, "limit": RECALL_LIMIT})
+        pack = _run(db, scope, "search", {"query": query, "limit": RECALL_LIMIT})
         return render(Cited(item.excerpt, tuple(item.evidence_ids)) for item in pack.items)
-    page = db.memories({**scope.fields(), "claim_kinds": CLAIM_KINDS, "limit": START_LIMIT})
+    page = _run(db, scope, "memories", {"claim_kinds": CLAIM_KINDS, "limit": START_LIMIT})
     return render(
         Cited(
             f"{item.claim.subject} {item.claim.predicate} {item.claim.value}",

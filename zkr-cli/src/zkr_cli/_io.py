@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
+from zkr.debug_str import rust_debug_str
+
 # Not ``typing``: its import is a fifth of ``zkr --help`` (start-up, issue 14); mypy reads any
 # constant of this name as true.
 TYPE_CHECKING = False
@@ -31,32 +33,6 @@ __all__ = [
 #: Contract §2.2 (same value as ``zkr.operations.MAX_REQUEST_BYTES``; kept here so that reading
 #: stdin needs no import of the operation table).
 MAX_REQUEST_BYTES = 1_048_576
-
-# Rust's ``char::is_printable`` is false for these general categories (space excepted): the
-# ``Debug`` rendering of a string escapes them as ``\u{hex}``.
-_UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
-# Grapheme-extending marks are escaped too (Python has no Grapheme_Extend property; Mn/Me is it
-# up to a handful of spacing marks).
-_GRAPHEME_EXTEND_CATEGORIES = frozenset({"Mn", "Me"})
-_SIMPLE_ESCAPES = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"', "\\": "\\\\"}
-
-
-def rust_debug_str(value: str) -> str:
-    """*value* as Rust's ``format!("{:?}", value)`` renders it (the contract's unknown command)."""
-    import unicodedata
-
-    parts = ['"']
-    for char in value:
-        if char in _SIMPLE_ESCAPES:
-            parts.append(_SIMPLE_ESCAPES[char])
-        elif char == " " or (" " < char < "\x7f"):
-            parts.append(char)
-        elif unicodedata.category(char) in _UNPRINTABLE_CATEGORIES | _GRAPHEME_EXTEND_CATEGORIES:
-            parts.append(f"\\u{{{ord(char):x}}}")
-        else:
-            parts.append(char)
-    parts.append('"')
-    return "".join(parts)
 
 
 def render(value: Any) -> bytes:
@@ -94,19 +70,10 @@ def fail_as(output_format: str, message: str, exc: BaseException | None = None) 
 
 
 def error_message(exc: BaseException) -> str:
-    """What the user sees for *exc*: the contract's message, or a generic line without internals."""
-    import sqlite3
+    """What the user sees for *exc* (:func:`zkr.envelope.error_message`, loaded when needed)."""
+    from zkr.envelope import error_message as message
 
-    from zkr.errors import ZkrError
-
-    if isinstance(exc, ZkrError):
-        return exc.message
-    if isinstance(exc, sqlite3.Error):
-        # SQLite's own messages ("database is locked", "file is not a database") name no user data.
-        return f"database error: {exc}"
-    if isinstance(exc, RecursionError):
-        return "recursion limit exceeded"
-    return f"internal error ({type(exc).__name__}); set ZKR_DEBUG=1 for details"
+    return message(exc)
 
 
 def debug_enabled() -> bool:

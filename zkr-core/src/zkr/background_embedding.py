@@ -22,6 +22,7 @@ __all__ = [
     "BackgroundEmbedder",
     "EmbedderSettingError",
     "check_embedder",
+    "for_host",
     "parse_embedder",
 ]
 
@@ -135,3 +136,13 @@ class BackgroundEmbedder:
                 if not self._wake.is_set():
                     self.idle.set()
                 return
+
+
+def for_host(
+    db_path: str, tenant_id: str, person_id: str, lane: tuple[str, str] | None, *, thread_name: str
+) -> BackgroundEmbedder | None:
+    """The embedder thread of a host serving one person (not started), or ``None`` without an
+    embedder. The host has already refused a lane that is not installed, in its own words."""
+    if lane is None:
+        return None
+    return BackgroundEmbedder(db_path, tenant_id, person_id, lane, thread_name=thread_name)

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import functools
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from zkr.errors import ZkrError
+from zkr.envelope import error_message
 
 __all__ = ["error_line", "one_line_errors"]
 
@@ -27,17 +26,11 @@ _R = TypeVar("_R")
 
 def error_line(exc: BaseException) -> str:
     """One line saying what went wrong, without internals."""
-    if isinstance(exc, ZkrError):
-        message = exc.message
-    elif isinstance(exc, sqlite3.Error):
-        message = f"database error: {exc}"
-    elif isinstance(exc, OSError) and exc.strerror:
+    if isinstance(exc, OSError) and exc.strerror:
         where = f": {exc.filename}" if exc.filename is not None else ""
         message = f"{exc.strerror}{where}"
-    elif isinstance(exc, RecursionError):
-        message = "recursion limit exceeded"
-    else:
-        message = f"internal error ({type(exc).__name__}); set ZKR_DEBUG=1 for details"
+    else:  # what every surface says (zkr.envelope)
+        message = error_message(exc)
     lines = message.strip().splitlines()
     return lines[0] if lines else type(exc).__name__
 

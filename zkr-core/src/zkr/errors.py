@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConflictError",
+    "DatabaseBusy",
     "DuplicatePluginIdError",
     "EmbeddingError",
     "ExportError",
@@ -20,7 +21,9 @@ __all__ = [
     "RequestParseError",
     "SchemaVersionError",
     "SettingError",
+    "StorageError",
     "UnknownPluginError",
+    "UnknownToolError",
     "ZkrError",
 ]
 
@@ -124,3 +127,24 @@ class DuplicatePluginIdError(ZkrError):
     """Two plugins registered the same id; the message names both."""
 
     code = "duplicate_id"
+
+
+class DatabaseBusy(ZkrError):
+    """Another writer held the database longer than every retry waited; nothing was changed."""
+
+    code = "busy"
+
+    def __init__(self, message: str = "database is busy, try again") -> None:
+        super().__init__(message)
+
+
+class StorageError(ZkrError):
+    """The database itself failed (SQLite or a replica's server); the message names no data."""
+
+    code = "database_error"
+
+
+class UnknownToolError(ZkrError, LookupError):
+    """A host was asked for a tool that no operation of the table offers."""
+
+    code = "unknown_tool"

@@ -106,10 +106,8 @@ def _live_note_claim(db: MemoryDb, scope: Scope, subject: str, fragment: str) ->
 def _run_tool(db: MemoryDb, scope: Scope, name: str, args: dict[str, Any], now: int) -> None:
     """Run *name* as its tool would: "now" lands after the claim or source it touches."""
     from zkr.operations import OPERATIONS
-    from zkr.tools import tool_request
+    from zkr.tool_calls import call_tool
 
-    operation = OPERATIONS[name]
-    request = tool_request(
-        operation, args, tenant_id=scope.tenant_id, person_id=scope.person_id, now=now, db=db
+    call_tool(
+        db, OPERATIONS[name], args, tenant_id=scope.tenant_id, person_id=scope.person_id, now=now
     )
-    db.run(operation, request)

@@ -22,10 +22,9 @@ from typing import Any
 
 from zkr import operations
 from zkr.db import MemoryDb, open_db
-from zkr.errors import RequestParseError, ZkrError
+from zkr.errors import DatabaseBusy, RequestParseError, ZkrError
 from zkr.operations import MAX_REQUEST_BYTES
 from zkr.settings import RANKING
-from zkr.store.opening import is_busy
 from zkr_hermes import recall, tools
 from zkr_hermes._compat import MemoryProviderBase, tool_error
 from zkr_hermes.config import (
@@ -54,7 +53,6 @@ BOUNDARY_FLUSH_SECONDS = 1.0
 #: sooner waits for the warm recall, so this stays short).
 WARM_FLUSH_SECONDS = 0.5
 _RECENT_TURNS_KEPT = 50
-TOOL_BUSY_ATTEMPTS = 2
 
 SYSTEM_PROMPT = (
     "# zkr Memory\n"
@@ -350,13 +348,16 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
                 return tool_error("zkr memory is not available")
             if not isinstance(args, dict):
                 return tool_error("arguments must be a JSON object")
-            result = self._dispatch_retrying(db, policy.scope, tool_name, args)
+            result = self._dispatch(db, policy.scope, tool_name, args)
             return json.dumps(result, ensure_ascii=False)
         except tools.ToolArgumentError as exc:
             return tool_error(str(exc))
         except RequestParseError as exc:
             # The arguments do not fit the tool: the contract's message says which field.
             return tool_error(exc.message)
+        except DatabaseBusy:
+            log.warning("zkr: %s: database busy", tool_name)
+            return tool_error("zkr operation failed", detail="memory database is busy, try again")
         except ZkrError as exc:
             # zkr's messages are the contract's fixed strings: safe, and useful to the model.
             return tool_error("zkr operation failed", detail=exc.message)
@@ -367,38 +368,22 @@ class ZkrMemoryProvider(MemoryProviderBase):  # type: ignore[misc]
             log.warning("zkr: %s failed: %s", tool_name, type(exc).__name__)
             return tool_error("zkr operation failed")
 
-    def _dispatch_retrying(
-        self, db: MemoryDb, scope: Scope, name: str, args: dict[str, Any]
-    ) -> Any:
-        # Each attempt already waits out SQLite's 5 s busy timeout; a writer holding the lock
-        # longer than that (a big import through the CLI) gets a second chance before the model
-        # is told. An operation is one transaction, so a failed attempt left nothing behind.
-        for attempt in range(TOOL_BUSY_ATTEMPTS):
-            try:
-                return self._dispatch(db, scope, name, args)
-            except sqlite3.OperationalError as exc:
-                if attempt + 1 == TOOL_BUSY_ATTEMPTS or not is_busy(exc):
-                    raise
-        raise AssertionError("unreachable")
-
     def _dispatch(self, db: MemoryDb, scope: Scope, name: str, args: dict[str, Any]) -> Any:
         if name == tools.SUGGEST:
             return self._suggest(db, scope, tools.suggest_turns(args))
-        from zkr.tools import operation_for_tool, tool_request
+        from zkr.tool_calls import call_tool
 
-        operation = operation_for_tool(name)
-        if operation.name == "search" and isinstance(args, dict) and self._config is not None:
-            # The person's ranking (zkr.json "ranking") unless the model chose; else zkr's.
-            args = {**_ranking(self._config), **args}
-        request = tool_request(
-            operation,
+        # The person's ranking (zkr.json "ranking") unless the model chose; else zkr's.
+        defaults = {} if self._config is None else _ranking(self._config)
+        return call_tool(
+            db,
+            name,
             args,
             tenant_id=scope.tenant_id,
             person_id=scope.person_id,
             now=_now(),
-            db=db,
+            defaults=defaults,
         )
-        return operations.to_json(db.run(operation, request))
 
     def _suggest(self, db: MemoryDb, scope: Scope, turns: int) -> dict[str, Any]:
         from zkr_hermes.suggestions import suggest

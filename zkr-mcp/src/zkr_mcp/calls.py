@@ -1,16 +1,17 @@
 """Running one tool call: check, fill the scope and "now", run the operation, answer.
 
-Every call is one zkr operation, which is one transaction committed before the answer is sent:
-a server killed after answering has lost nothing it acknowledged. Anything zkr refuses comes back
-as a tool error (``isError``) carrying the contract's message, and nothing is written; an
-unexpected failure is logged to stderr and answered as ``internal error`` — the server stays up.
+The call itself is zkr-core's (:func:`zkr.tool_calls.call_tool`); this module only translates it
+into MCP's result. Every call is one zkr operation, which is one transaction committed before the
+answer is sent: a server killed after answering has lost nothing it acknowledged. Anything zkr
+refuses comes back as a tool error (``isError``) carrying the contract's message, and nothing is
+written; an unexpected failure is logged to stderr and answered as ``internal error`` — the server
+stays up.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -18,10 +19,9 @@ from typing import Any
 from mcp import types
 
 from zkr.db import MemoryDb
-from zkr.errors import ZkrError
-from zkr.models import QueryEmbedding
-from zkr.store.opening import is_busy
-from zkr.tools import tool_request
+from zkr.envelope import INTERNAL
+from zkr.errors import DatabaseBusy, UnknownToolError
+from zkr.tool_calls import call_tool, tool_failure
 from zkr_mcp.config import Settings
 from zkr_mcp.tools import McpTool, as_structured, checked_arguments
 
@@ -31,8 +31,8 @@ log = logging.getLogger("zkr_mcp")
 
 #: What a client sees for a failure that is a bug, not its input (details go to stderr only).
 INTERNAL_ERROR = "internal error"
-#: The SQLite busy timeout ran out: another writer held the database for too long.
-DATABASE_BUSY = "database is busy, try again"
+#: Every wait ran out: another writer held the database for too long.
+DATABASE_BUSY = DatabaseBusy().message
 
 
 def unix_now() -> int:
@@ -77,50 +77,27 @@ class ToolCalls:
         """Run tool *name*; never raises."""
         entry = self.tools.get(name)
         if entry is None:
-            return _error(f"unknown tool `{name}`", "unknown_tool")
+            return _error(*tool_failure(UnknownToolError(f"unknown tool `{name}`")))
         try:
-            result = self._run(entry, arguments)
-        except ZkrError as exc:
-            return _error(exc.message, exc.code)
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
-                return _error(DATABASE_BUSY, "busy")
-            log.exception("tool %s failed", name)
-            return _error(INTERNAL_ERROR, "internal")
-        except Exception:
-            log.exception("tool %s failed", name)
-            return _error(INTERNAL_ERROR, "internal")
+            data = call_tool(
+                self.db,
+                entry.operation,
+                checked_arguments(arguments),
+                tenant_id=self.settings.tenant_id,
+                person_id=self.settings.person_id,
+                now=self.clock(),
+                embedder=self.settings.embedder,
+            )
+        except Exception as exc:
+            message, code = tool_failure(exc)
+            if code == INTERNAL:  # a bug, not the client's input: details go to stderr only
+                log.exception("tool %s failed", name)
+                return _error(INTERNAL_ERROR, code)
+            return _error(message, code)
         if entry.operation.effect != "read" and self.after_write is not None:
             self.after_write()
+        result = as_structured(entry, data)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
-        )
-
-    def _run(self, entry: McpTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        request = tool_request(
-            entry.operation,
-            checked_arguments(arguments),
-            tenant_id=self.settings.tenant_id,
-            person_id=self.settings.person_id,
-            now=self.clock(),
-            # Lets a left-out "now" land after what is stored (a delete in the same second as
-            # the correction it follows).
-            db=self.db,
-        )
-        request = self._with_query_embedding(request)
-        result = self.db.run(entry.operation.name, request)
-        return as_structured(entry, result)
-
-    def _with_query_embedding(self, request: Any) -> Any:
-        """With an embedder configured, a search embeds its query and runs hybrid."""
-        embedder = self.settings.embedder
-        fields = type(request).model_fields
-        if embedder is None or "query_embedding" not in fields:
-            return request
-        if request.query_embedding is not None:
-            return request
-        model, version = embedder
-        return request.model_copy(
-            update={"query_embedding": QueryEmbedding(model=model, version=version, vector=None)}
         )

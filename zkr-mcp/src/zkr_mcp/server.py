@@ -18,7 +18,7 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from zkr.background_embedding import BackgroundEmbedder
+from zkr.background_embedding import BackgroundEmbedder, for_host
 from zkr.db import MemoryDb, open_db
 from zkr.plugins import get_embedder, load_plugins
 from zkr_mcp import resources
@@ -127,15 +127,13 @@ def open_server(settings: Settings, *, clock: Callable[[], int] = unix_now) -> I
     if settings.embedder is not None:
         get_embedder(*settings.embedder)  # refuse at start, not at the first search
     db = open_db(settings.db)
-    embedder = None
-    if settings.embedder is not None:
-        embedder = BackgroundEmbedder(
-            settings.db,
-            settings.tenant_id,
-            settings.person_id,
-            settings.embedder,
-            thread_name="zkr-mcp-embedder",
-        )
+    embedder = for_host(
+        settings.db,
+        settings.tenant_id,
+        settings.person_id,
+        settings.embedder,
+        thread_name="zkr-mcp-embedder",
+    )
     calls = ToolCalls(
         db,
         settings,

@@ -112,9 +112,8 @@ def checked_arguments(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
     return value
 
 
-def as_structured(tool: McpTool, result: Any) -> dict[str, Any]:
-    """A handler's result as the tool's structured content (the response type's JSON form)."""
-    data = TypeAdapter(tool.operation.response).dump_python(result, mode="json", by_alias=True)
+def as_structured(tool: McpTool, data: Any) -> dict[str, Any]:
+    """A call's JSON result as the tool's structured content (wrapped when not an object)."""
     if tool.wrapped:
         return {RESULT_KEY: data}
     if not isinstance(data, dict):

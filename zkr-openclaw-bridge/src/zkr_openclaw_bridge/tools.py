@@ -13,14 +13,13 @@ Anything else raises and reaches OpenClaw only as the plugin's redacted ``zkr co
 The tools (names, descriptions, parameter schemas) are in ``plugin/tools.json``, which the plugin
 reads too; it is generated (:mod:`zkr_openclaw_bridge.tool_list`): ``memory_search``/``memory_get``
 are OpenClaw's host contract, every ``zkr_*`` tool is one of zkr's table tools, and its arguments
-become a request through :func:`zkr.tools.tool_request`, exactly as on every other host.
+run through :func:`zkr.tool_calls.call_tool`, exactly as on every other host.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Callable
 from functools import cache
 from importlib import resources
@@ -73,9 +72,16 @@ def _optional_int(args: dict[str, Any], key: str, low: int, high: int, message: 
     return int(value)
 
 
-def _memory_search(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> Any:
-    from zkr.operations import run
+def _run(db: MemoryDb, scope: dict[str, str], name: str, fields: dict[str, Any]) -> Any:
+    """Operation *name* in the call's scope, as JSON (zkr's run, busy retry included)."""
+    from zkr.operations import to_json
+    from zkr.tool_calls import run_scoped
 
+    tenant_id, person_id = scope["tenant_id"], scope["person_id"]
+    return to_json(run_scoped(db, name, fields, tenant_id=tenant_id, person_id=person_id))
+
+
+def _memory_search(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> Any:
     _check_keys("memory_search", args)
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
@@ -93,14 +99,11 @@ def _memory_search(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) ->
         raise RequestParseError("minScore must be a number in 0..1")
     limit = _DEFAULT_RESULTS if max_results is None else max_results
     # No ranking: zkr's own default ($ZKR_RANKING, else recall; zkr.settings) decides.
-    request = {**scope, "query": query, "limit": limit}
-    pack = run(db, "search", request)
+    pack = _run(db, scope, "search", {"query": query, "limit": limit})
     return {"results": mapping.search_results(pack, min_score), "provider": "zkr"}
 
 
 def _memory_get(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> Any:
-    from zkr.operations import run
-
     _check_keys("memory_get", args)
     path = args.get("path")
     if not isinstance(path, str):
@@ -112,7 +115,7 @@ def _memory_get(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> An
         # memory-core's shape for a read that failed: an empty, disabled read of that path.
         return {"path": path, "text": "", "disabled": True, "error": mapping.INVALID_PATH}
     try:
-        item = run(db, "get", {**scope, "target": target})
+        item = _run(db, scope, "get", {"target": target})
     except NotFound as exc:
         return {"path": path, "text": "", "disabled": True, "error": exc.message}
     return mapping.read_window(item, path, start, count)
@@ -122,12 +125,11 @@ def _operation_tool(tool: str, operation: str) -> Callable[[MemoryDb, dict[str, 
     """An explicit ``zkr_*`` tool: zkr's projection of the operation, in the configured scope."""
 
     def call(db: MemoryDb, scope: dict[str, str], args: dict[str, Any]) -> Any:
-        from zkr.operations import OPERATIONS, to_json
-        from zkr.tools import tool_request
+        from zkr.operations import OPERATIONS
+        from zkr.tool_calls import call_tool
 
-        op = OPERATIONS[operation]
-        request = tool_request(op, args, **scope, now=int(time.time()), db=db)
-        return to_json(db.run(op, request))
+        tenant_id, person_id = scope["tenant_id"], scope["person_id"]
+        return call_tool(db, OPERATIONS[operation], args, tenant_id=tenant_id, person_id=person_id)
 
     return call
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from zkr import models as m
-from zkr.errors import InvalidRequest, RequestParseError
+from zkr.debug_str import rust_debug_str
+from zkr.errors import InvalidRequest
 from zkr_postgres import chains, listing, retrieval
 from zkr_postgres._db import Conn, connect
 
@@ -34,14 +35,6 @@ def request_model(name: str) -> type[BaseModel]:
     from zkr.operations import OPERATIONS
 
     return OPERATIONS[name].request
-
-
-def _describe(exc: ValidationError) -> str:
-    try:
-        from zkr.operations import describe_validation_error
-    except ImportError:  # pragma: no cover - the table's renderer moved
-        return str(exc.errors(include_url=False)[0]["msg"])
-    return describe_validation_error(exc)
 
 
 class Replica:
@@ -68,20 +61,14 @@ class Replica:
         :raises InvalidRequest: ``unknown command``: the replica does not answer *name*.
         :raises RequestParseError: the request does not have the operation's shape.
         """
+        from zkr.operations import OPERATIONS, validate
+
         handler = READ_OPERATIONS.get(name)
         if handler is None:
-            raise InvalidRequest(f"unknown command {name!r}")
-        model = request_model(name)
-        if not isinstance(request, model):
-            if not isinstance(request, dict):
-                raise RequestParseError(
-                    f"invalid type: expected a JSON object for `{name}` request"
-                )
-            try:
-                request = model.model_validate(request)
-            except ValidationError as exc:
-                raise RequestParseError(_describe(exc)) from None
-        return handler(self.conn, request)
+            raise InvalidRequest(f"unknown command {rust_debug_str(name)}")
+        # zkr's own validation, strictness included (lone surrogates, duplicate fields): the
+        # replica refuses exactly what ``zkr serve`` refuses, with the same messages.
+        return handler(self.conn, validate(OPERATIONS[name], request))
 
     def search(self, request: m.SearchRequest) -> m.RetrievalPack:
         return retrieval.search(self.conn, request)

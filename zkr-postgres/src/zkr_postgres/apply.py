@@ -44,6 +44,14 @@ from zkr.feed.erasure import (
     watched_ids,
 )
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
+from zkr.store.record_tables import (
+    EVIDENCE,
+    EVIDENCE_LOCATOR,
+    RECORD_TABLES,
+    SOURCE,
+    RecordTable,
+    upsert_sql,
+)
 from zkr_postgres._db import Conn
 from zkr_postgres.nul import check_ids, kept, stored
 from zkr_postgres.schema import SCHEMA
@@ -251,28 +259,24 @@ def _apply_records(
         for r in records
         if not stale(r, erased) or _missing(conn, r)
     ]
-    for _, body in records:
-        if isinstance(body, m.SourceRecord):
-            _upsert_source(conn, upstream, body)
-        elif isinstance(body, m.EvidenceRecord):
-            _upsert_evidence(conn, body)
-        elif isinstance(body, m.ClaimRecord):
+    for kind, body in records:
+        if isinstance(body, m.ClaimRecord):
             _upsert_claim(conn, body, lanes)
-    for _, body in records:
-        if isinstance(body, m.ClaimEvidenceRecord):
-            _upsert_link(conn, body)
-        elif isinstance(body, m.CorrectionRecord):
-            _upsert_correction(conn, body)
-        elif isinstance(body, m.ProfileRecord):
-            _upsert_profile(conn, body)
-        elif isinstance(body, m.DailyReviewRecord):
-            _upsert_review(conn, body)
-        elif isinstance(body, m.DeletionRecord):
+        elif isinstance(body, m.SourceRecord | m.EvidenceRecord):
+            _upsert(conn, kind, body, upstream)
+    for kind, body in records:
+        if isinstance(body, m.DeletionRecord):
             _remove(conn, body, lanes)
+        elif kind in RECORD_TABLES and kind not in _ROWS_FIRST:
+            _upsert(conn, kind, body)
     # An erasure applies after the other records of its commit (docs/replication.md).
     for kind, body in records:
         if kind == "erasure":
             _erase(conn, body, lanes)
+
+
+#: Rows that others refer to, written before what refers to them (zkr's apply order).
+_ROWS_FIRST = frozenset({"source", "evidence", "claim"})
 
 
 def _scope_of(records: list[tuple[str, BaseModel]]) -> tuple[str, str]:
@@ -303,184 +307,67 @@ def _missing(conn: Conn, record: tuple[str, BaseModel]) -> bool:
     return row is None
 
 
-def _upsert_source(conn: Conn, upstream: str, record: m.SourceRecord) -> None:
-    s = record.source
-    text, exact = stored({"content": s.content, "ingestion_key": record.ingestion_key})
-    conn.execute(
-        "INSERT INTO zkr.sources(tenant_id, person_id, id, upstream, revision, kind, content,"
-        " captured_at, recorded_at, deleted_at, ingestion_key, origin_evidence_id,"
-        " origin_claim_id, exact) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET upstream = excluded.upstream,"
-        " revision = excluded.revision, kind = excluded.kind, content = excluded.content,"
-        " captured_at = excluded.captured_at, recorded_at = excluded.recorded_at,"
-        " deleted_at = excluded.deleted_at, ingestion_key = excluded.ingestion_key,"
-        " origin_evidence_id = excluded.origin_evidence_id,"
-        " origin_claim_id = excluded.origin_claim_id, exact = excluded.exact",
-        (
-            s.tenant_id,
-            s.person_id,
-            s.id,
-            upstream,
-            s.revision,
-            s.kind.value,
-            text["content"],
-            s.captured_at,
-            s.recorded_at,
-            s.deleted_at,
-            text["ingestion_key"],
-            record.origin_evidence_id,
-            record.origin_claim_id,
-            exact,
-        ),
-    )
+def _columns(table: RecordTable) -> list[str]:
+    """The replica's columns of *table*: zkr's, the inline locator, and the replica's own."""
+    names = table.names
+    if table is EVIDENCE:
+        names = [*names, *EVIDENCE_LOCATOR.names]
+    if table is SOURCE:
+        names = [*names, "upstream"]
+    if any(column.served for column in table.columns):
+        names = [*names, "exact"]  # the NUL-exact originals of the served text (nul.py)
+    return names
 
 
-def _upsert_evidence(conn: Conn, record: m.EvidenceRecord) -> None:
-    e, loc = record.evidence, record.locator
-    text, exact = stored({"quote": e.quote})
-    conn.execute(
-        "INSERT INTO zkr.evidence(tenant_id, person_id, id, source_id, source_revision, quote,"
-        " recorded_at, deleted_at, device_id, provider, stream_id, segment_id, start_ms, end_ms,"
-        " exact) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET source_id = excluded.source_id,"
-        " source_revision = excluded.source_revision, quote = excluded.quote,"
-        " recorded_at = excluded.recorded_at, deleted_at = excluded.deleted_at,"
-        " device_id = excluded.device_id, provider = excluded.provider,"
-        " stream_id = excluded.stream_id, segment_id = excluded.segment_id,"
-        " start_ms = excluded.start_ms, end_ms = excluded.end_ms, exact = excluded.exact",
-        (
-            e.tenant_id,
-            e.person_id,
-            e.id,
-            e.source_id,
-            e.source_revision,
-            text["quote"],
-            e.recorded_at,
-            record.deleted_at,
-            *(
-                (None,) * 6
-                if loc is None
-                else (
-                    kept(loc.device_id),
-                    kept(loc.provider),
-                    kept(loc.stream_id),
-                    kept(loc.segment_id),
-                    loc.start_ms,
-                    loc.end_ms,
-                )
-            ),
-            exact,
-        ),
+_UPSERTS = {
+    kind: upsert_sql(
+        f"{SCHEMA}.{table.table}",
+        _columns(table),
+        ("tenant_id", "person_id", *table.key),
+        placeholder="%s",
     )
+    for kind, table in RECORD_TABLES.items()
+}
+
+
+def _row(table: RecordTable, record: BaseModel, upstream: str) -> dict[str, Any]:
+    """The replica's row for *record*: served text NUL-safe, kept text with U+FFFD."""
+    row = table.values(record)
+    if table is EVIDENCE:
+        assert isinstance(record, m.EvidenceRecord)
+        locator = record.locator
+        row.update(
+            dict.fromkeys(EVIDENCE_LOCATOR.names)
+            if locator is None
+            else EVIDENCE_LOCATOR.values(locator)
+        )
+    if table is SOURCE:
+        row["upstream"] = upstream
+    columns = [*table.columns, *(EVIDENCE_LOCATOR.columns if table is EVIDENCE else ())]
+    for column in columns:
+        if column.kept:
+            row[column.name] = kept(row[column.name])
+        elif column.storage == "json":
+            row[column.name] = json.dumps(row[column.name])
+    served = {column.name: row[column.name] for column in columns if column.served}
+    if served:
+        text, row["exact"] = stored(served)
+        row.update(text)
+    return row
+
+
+def _upsert(conn: Conn, kind: str, record: BaseModel, upstream: str = "") -> None:
+    """Write *record*'s row as zkr's description of its table says (plus the replica's columns)."""
+    table = RECORD_TABLES[kind]
+    row = _row(table, record, upstream)
+    conn.execute(_UPSERTS[kind], [row[name] for name in _columns(table)])
 
 
 def _upsert_claim(conn: Conn, c: m.ClaimRecord, lanes: list[str]) -> None:
-    text, exact = stored({"subject": c.subject, "predicate": c.predicate, "value": c.value})
-    conn.execute(
-        "INSERT INTO zkr.claims(tenant_id, person_id, id, subject, predicate, value, kind,"
-        " valid_from, valid_until, recorded_from, recorded_until, status, exact)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET subject = excluded.subject,"
-        " predicate = excluded.predicate, value = excluded.value, kind = excluded.kind,"
-        " valid_from = excluded.valid_from, valid_until = excluded.valid_until,"
-        " recorded_from = excluded.recorded_from, recorded_until = excluded.recorded_until,"
-        " status = excluded.status, exact = excluded.exact",
-        (
-            c.tenant_id,
-            c.person_id,
-            c.id,
-            text["subject"],
-            text["predicate"],
-            text["value"],
-            c.kind.value,
-            c.valid_time.from_,
-            c.valid_time.until,
-            c.recorded_time.from_,
-            c.recorded_time.until,
-            c.status.value,
-            exact,
-        ),
-    )
+    _upsert(conn, "claim", c)
     if c.status is m.ClaimStatus.retracted:
         # As upstream's delete does: a retracted claim keeps no vectors.
         _drop_vectors(conn, lanes, c.tenant_id, c.person_id, "claim", c.id)
-
-
-def _upsert_link(conn: Conn, r: m.ClaimEvidenceRecord) -> None:
-    conn.execute(
-        "INSERT INTO zkr.claim_evidence(tenant_id, person_id, claim_id, evidence_id, relation,"
-        " confidence_basis_points) VALUES (%s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, claim_id, evidence_id) DO UPDATE SET"
-        " relation = excluded.relation,"
-        " confidence_basis_points = excluded.confidence_basis_points",
-        (
-            r.tenant_id,
-            r.person_id,
-            r.claim_id,
-            r.evidence_id,
-            r.relation.value,
-            r.confidence_basis_points,
-        ),
-    )
-
-
-def _upsert_correction(conn: Conn, r: m.CorrectionRecord) -> None:
-    conn.execute(
-        "INSERT INTO zkr.corrections(tenant_id, person_id, superseded_claim_id, claim_id,"
-        " source_id, evidence_id, valid_at, recorded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, superseded_claim_id, claim_id) DO UPDATE SET"
-        " source_id = excluded.source_id, evidence_id = excluded.evidence_id,"
-        " valid_at = excluded.valid_at, recorded_at = excluded.recorded_at",
-        (
-            r.tenant_id,
-            r.person_id,
-            r.superseded_claim_id,
-            r.claim_id,
-            r.source_id,
-            r.evidence_id,
-            r.valid_at,
-            r.recorded_at,
-        ),
-    )
-
-
-def _upsert_profile(conn: Conn, r: m.ProfileRecord) -> None:
-    conn.execute(
-        "INSERT INTO zkr.profile_entries(tenant_id, person_id, id, key, value, stability,"
-        " claim_id, recorded_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET key = excluded.key,"
-        " value = excluded.value, stability = excluded.stability, claim_id = excluded.claim_id,"
-        " recorded_at = excluded.recorded_at",
-        (
-            r.tenant_id,
-            r.person_id,
-            r.id,
-            kept(r.key),
-            kept(r.value),
-            r.stability.value,
-            r.claim_id,
-            r.recorded_at,
-        ),
-    )
-
-
-def _upsert_review(conn: Conn, r: m.DailyReviewRecord) -> None:
-    conn.execute(
-        "INSERT INTO zkr.daily_reviews(tenant_id, person_id, id, day, summary, evidence_ids,"
-        " recorded_at) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-        " ON CONFLICT (tenant_id, person_id, id) DO UPDATE SET day = excluded.day,"
-        " summary = excluded.summary, evidence_ids = excluded.evidence_ids,"
-        " recorded_at = excluded.recorded_at",
-        (
-            r.tenant_id,
-            r.person_id,
-            r.id,
-            kept(r.day),
-            kept(r.summary),
-            json.dumps(r.evidence_ids),
-            r.recorded_at,
-        ),
-    )
 
 
 def _remove(conn: Conn, r: m.DeletionRecord, lanes: list[str]) -> None:

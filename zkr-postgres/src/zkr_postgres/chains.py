@@ -14,19 +14,19 @@ from typing import Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.retrieval.chains import assemble_history  # zkr's own answer from the versions
+from zkr.retrieval.chains import assemble_history, cited_evidence, correction_of
+from zkr.store.record_tables import CLAIM, read_record
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
 from zkr_postgres.nul import has_nul, restored
-from zkr_postgres.retrieval import cap_excerpt, scoped
+from zkr_postgres.retrieval import scoped
 
 __all__ = ["history"]
 
 _SCOPE = "tenant_id = %(t)s AND person_id = %(p)s"
 
 _CLAIM = f"""
-SELECT id, tenant_id, person_id, subject, predicate, value, kind, valid_from, valid_until,
-  recorded_from, recorded_until, status, exact,
+SELECT {", ".join(CLAIM.names)}, exact,
   (SELECT x.erased_at FROM zkr.erasures x WHERE x.tenant_id = %(t)s AND x.person_id = %(p)s
      AND x.target_kind = 'claim' AND x.target_id = %(id)s)
 FROM zkr.claims WHERE {_SCOPE} AND id = %(id)s
@@ -106,63 +106,26 @@ def _chain(conn: Conn, scope: dict[str, str], claim_id: str) -> list[str]:
 
 
 def _version(conn: Conn, params: dict[str, Any]) -> _Version:
-    row = conn.execute(_CLAIM, params).fetchone()
-    assert row is not None
-    text = restored({"subject": row[3], "predicate": row[4], "value": row[5]}, row[12])
-    claim = m.ClaimRecord(
-        id=row[0],
-        tenant_id=row[1],
-        person_id=row[2],
-        subject=text["subject"],
-        predicate=text["predicate"],
-        value=text["value"],
-        kind=m.ClaimKind(row[6]),
-        valid_time=m.TimeRange.model_validate({"from": row[7], "until": row[8]}),
-        recorded_time=m.TimeRange.model_validate({"from": row[9], "until": row[10]}),
-        status=m.ClaimStatus(row[11]),
-    )
+    found = conn.execute(_CLAIM, params).fetchone()
+    assert found is not None
+    row = dict(zip([*CLAIM.names, "exact", "erased_at"], found, strict=True))
+    served = [column.name for column in CLAIM.columns if column.served]
+    row.update(restored({name: row[name] for name in served}, row["exact"]))
+    claim = read_record(CLAIM, row)
+    assert isinstance(claim, m.ClaimRecord)
     evidence: list[m.HistoryEvidence] = []
     origins: dict[str, bool] = {}
-    for (
-        eid,
-        sid,
-        kind,
-        relation,
-        confidence,
-        quote,
-        recorded_at,
-        deleted_at,
-        erased_at,
-        origin,
-        exact,
-    ) in conn.execute(_EVIDENCE, params).fetchall():
+    for eid, sid, kind, relation, confidence, quote, *times, origin, exact in conn.execute(
+        _EVIDENCE, params
+    ).fetchall():
         quote = restored({"quote": quote}, exact)["quote"]
-        evidence.append(
-            m.HistoryEvidence(
-                evidence_id=eid,
-                source_id=sid,
-                source_kind=m.SourceKind(kind),
-                relation=m.EvidenceRelation(relation),
-                confidence_basis_points=confidence,
-                quote="" if deleted_at is not None else cap_excerpt(quote),
-                recorded_at=recorded_at,
-                deleted_at=deleted_at,
-                erased_at=erased_at,
-            )
-        )
+        evidence.append(cited_evidence((eid, sid, kind, relation, confidence, quote, *times)))
         origins[eid] = bool(origin)
     later = conn.execute(_LATER, params).fetchone()
-    corrected_by = None
-    if later is not None:
-        corrected_by = m.HistoryCorrection(
-            superseded_claim_id=claim.id,
-            claim_id=later[0],
-            source_id=later[1],
-            evidence_id=later[2],
-            valid_at=later[3],
-            recorded_at=later[4],
-        )
     version = m.ClaimVersion(
-        claim=claim, erased_at=row[13], evidence=evidence, corrected_by=corrected_by
+        claim=claim,
+        erased_at=row["erased_at"],
+        evidence=evidence,
+        corrected_by=correction_of(claim.id, later),
     )
     return version, origins

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from zkr import models as m
-from zkr.retrieval.listing import listed_kinds, memories_page, page_bound
+from zkr.retrieval.listing import capture_item, claim_item, listed_kinds, memories_page, page_bound
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
 from zkr_postgres.believed import (
@@ -25,7 +25,7 @@ from zkr_postgres.believed import (
     valid_until_as_of,
 )
 from zkr_postgres.nul import NUL, has_nul, restored
-from zkr_postgres.retrieval import cap_excerpt, scoped
+from zkr_postgres.retrieval import scoped
 
 __all__ = ["memories"]
 
@@ -111,43 +111,15 @@ def _statements(keyset: bool, as_of: bool) -> tuple[str, str]:
 def _claim_item(row: Sequence[Any]) -> m.MemoryListItem:
     cid, kind, subject, predicate, value, vf, vu, rf, ru, status, cited, exact = row
     text = restored({"subject": subject, "predicate": predicate, "value": value}, exact)
-    claim = m.ListedClaim(
-        id=cid,
-        kind=m.ClaimKind(kind),
-        subject=cap_excerpt(text["subject"]),
-        predicate=cap_excerpt(text["predicate"]),
-        value=cap_excerpt(text["value"]),
-        valid_time=m.TimeRange.model_validate({"from": vf, "until": vu}),
-        recorded_time=m.TimeRange.model_validate({"from": rf, "until": ru}),
-        status=m.ClaimStatus(status),
-    )
-    return m.MemoryListItem(
-        memory=m.MemoryRef(kind=m.MemoryKind.claim, id=cid),
-        recorded_at=rf,
-        claim=claim,
-        capture=None,
-        evidence_ids=list(cited),
-    )
+    served = (text["subject"], text["predicate"], text["value"])
+    return claim_item((cid, kind, *served, vf, vu, rf, ru, status), list(cited))
 
 
 def _capture_item(row: Sequence[Any]) -> m.MemoryListItem:
     sid, kind, content, captured_at, recorded_at, ingestion_key, cited, exact = row
     text = restored({"content": content, "ingestion_key": ingestion_key}, exact)
-    capture = m.ListedCapture(
-        id=sid,
-        kind=m.SourceKind(kind),
-        text=cap_excerpt(text["content"]),
-        captured_at=captured_at,
-        recorded_at=recorded_at,
-        ingestion_key=text["ingestion_key"],
-    )
-    return m.MemoryListItem(
-        memory=m.MemoryRef(kind=m.MemoryKind.source, id=sid),
-        recorded_at=recorded_at,
-        claim=None,
-        capture=capture,
-        evidence_ids=list(cited),
-    )
+    values = (sid, kind, text["content"], captured_at, recorded_at, text["ingestion_key"])
+    return capture_item(values, list(cited))
 
 
 def _id_key(memory_id: str) -> bytes:

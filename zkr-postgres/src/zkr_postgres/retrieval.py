@@ -18,9 +18,10 @@ Ranking: zkr's *recall* ranking (``docs/recall.md``) in SQL, documented in ``doc
 - **dense** (with a ``query_embedding`` and no ``as_of``): pgvector's distance operator of the
   lane's distance over the scope's vectors (exact: per-person scopes are small), mapped to
   targets the same way;
-- **fusion**: zkr's own weighted reciprocal-rank fusion (``zkr.retrieval._recall.fuse_weighted``,
-  k :data:`RRF_K`, lexical weight 1, dense weight :data:`DENSE_WEIGHT`), over each list's head of
-  ``max(4 × limit, 50)`` candidates; relevance in basis points of the best.
+- **fusion**: zkr's own weighted reciprocal-rank fusion
+  (``zkr.retrieval.replica_parts.fuse_weighted``, k :data:`RRF_K`, lexical weight 1, dense weight
+  :data:`DENSE_WEIGHT`), over each list's head of ``max(4 × limit, 50)`` candidates; relevance in
+  basis points of the best.
 """
 
 from __future__ import annotations
@@ -35,49 +36,19 @@ from psycopg import sql
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.retrieval._fts_query import token_terms
 
-# The recall ranking's parameters and fusion are zkr's own (one definition for both stores).
-from zkr.retrieval._recall import (
-    CANDIDATES_PER_ITEM,
-    CONTEXT_WEIGHT,
-    DENSE_WEIGHT,
-    LEXICAL_WEIGHT,
-    MIN_CANDIDATES,
-    PREFIX_FROM,
-    RRF_K,
-    STOP_WORDS,
-    fuse_weighted,
-)
+# The recall ranking's parameters and fusion, the excerpt cut: zkr's own (one definition).
+from zkr.retrieval import replica_parts as core
+from zkr.store.validation import require_scope, require_text
 from zkr_postgres._db import Conn
 from zkr_postgres.believed import corrected_after
 from zkr_postgres.nul import has_nul, restored
 from zkr_postgres.schema import SCHEMA, SERVING_ROLE
 
-__all__ = ["cap_excerpt", "get", "lexical_params", "lexical_sql", "scoped", "search"]
+__all__ = ["get", "lexical_params", "lexical_sql", "scoped", "search"]
 
-#: Excerpts are cut to this many UTF-8 bytes (whole code points), as zkr does.
-MAX_EXCERPT_BYTES = 4096
-NO_MATCH_GAP = "no cited memory matched"
-FULL_RELEVANCE = 10_000
-
-_BLANK = (
-    "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
-    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000"
-)
 
 Target = tuple[str, str]
-
-
-def _require(text: str, name: str) -> None:
-    if not text.strip(_BLANK):
-        raise InvalidRequest(f"{name} must not be empty")
-
-
-def _require_scope(tenant_id: str, person_id: str) -> None:
-    _require(tenant_id, "tenant_id")
-    _require(person_id, "person_id")
 
 
 @contextmanager
@@ -141,15 +112,18 @@ def _scope(alias: str) -> str:
     return f"{alias}.tenant_id = %(t)s AND {alias}.person_id = %(p)s"
 
 
+# A supporting evidence that may be cited: live, on a live source ({evidence}, {source}).
+_CITABLE = """EXISTS (SELECT 1 FROM zkr.claim_evidence l2
+ JOIN zkr.evidence e2 ON {e2} AND e2.id = l2.evidence_id AND {evidence}
+ JOIN zkr.sources s2 ON {s2} AND s2.id = e2.source_id AND {source}
+ WHERE {l2} AND l2.claim_id = {claim_id} AND l2.relation = 'supports')"""
+
+
 def _citable(rules: _Rules, claim_id: str) -> str:
     """EXISTS: the claim has a supporting evidence that may be cited (live, on a live source)."""
-    return (
-        "EXISTS (SELECT 1 FROM zkr.claim_evidence l2"
-        f" JOIN zkr.evidence e2 ON {_scope('e2')} AND e2.id = l2.evidence_id"
-        f" AND {rules.evidence('e2')}"
-        f" JOIN zkr.sources s2 ON {_scope('s2')} AND s2.id = e2.source_id AND {rules.source('s2')}"
-        f" WHERE {_scope('l2')} AND l2.claim_id = {claim_id} AND l2.relation = 'supports')"
-    )
+    aliases = {alias: _scope(alias) for alias in ("e2", "s2", "l2")}
+    evidence, source = rules.evidence("e2"), rules.source("s2")
+    return _CITABLE.format(**aliases, evidence=evidence, source=source, claim_id=claim_id)
 
 
 def _mapped(rules: _Rules, hits: str) -> str:
@@ -265,13 +239,13 @@ ORDER BY score DESC, kind DESC, id COLLATE "C" LIMIT %(cand)s
 """
 
 
-def query_terms(query: str, prefix_from: int = PREFIX_FROM) -> tuple[list[str], list[bool]]:
+def query_terms(query: str, prefix_from: int = core.PREFIX_FROM) -> tuple[list[str], list[bool]]:
     """The words a recall query searches for (zkr's rule: its terms without stop words, or all of
     them when only stop words are left) and whether each also matches as a prefix (alphabetic
     words of at least *prefix_from* letters)."""
     # PostgreSQL text cannot hold NUL; for the query's words it only separates them.
-    terms = token_terms(query.replace("\x00", " "))
-    kept = [term for term in terms if term.lower() not in STOP_WORDS] or terms
+    terms = core.token_terms(query.replace("\x00", " "))
+    kept = [term for term in terms if term.lower() not in core.STOP_WORDS] or terms
     return kept, [bool(prefix_from) and len(t) >= prefix_from and t.isalpha() for t in kept]
 
 
@@ -284,7 +258,7 @@ def lexical_params(query: str, candidates: int) -> dict[str, Any]:
         "cand": candidates,
         # Sources that resolve to nothing (a superseded claim's capture) leave room: read deeper.
         "hits": 2 * candidates,
-        "cw": CONTEXT_WEIGHT,
+        "cw": core.CONTEXT_WEIGHT,
     }
 
 
@@ -342,13 +316,6 @@ def _served_text(kind: str, text: Any, exact: bytes | None) -> str:
     return str(restored({name: text}, exact)[name])
 
 
-def cap_excerpt(text: str) -> str:
-    encoded = text.encode("utf-8")
-    if len(encoded) <= MAX_EXCERPT_BYTES:
-        return text
-    return encoded[:MAX_EXCERPT_BYTES].decode("utf-8", errors="ignore")
-
-
 def _items(
     conn: Conn,
     ranked: Sequence[tuple[Target, int]],
@@ -378,7 +345,7 @@ def _items(
         items.append(
             m.RetrievalItem(
                 memory=m.MemoryRef(kind=m.MemoryKind(target[0]), id=target[1]),
-                excerpt=cap_excerpt(row[0]),
+                excerpt=core.cap_excerpt(row[0]),
                 relevance_basis_points=relevance,
                 evidence_ids=[row[1]],
             )
@@ -402,8 +369,8 @@ def _query_vector(
 
     Without a ``vector`` the installed embedder of that model and version embeds *query*.
     """
-    _require(embedding.model, "query embedding model")
-    _require(embedding.version, "query embedding version")
+    require_text(embedding.model, "query embedding model")
+    require_text(embedding.version, "query embedding version")
     if has_nul(embedding.model, embedding.version):
         return None  # no lane can be named so (PostgreSQL text cannot hold NUL): no dense list
     vector = embedding.vector
@@ -436,13 +403,13 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
 
     :raises InvalidRequest: blank scope or query; a refused query embedding.
     """
-    _require_scope(request.tenant_id, request.person_id)
-    _require(request.query, "query")
+    require_scope(request.tenant_id, request.person_id)
+    require_text(request.query, "query")
     if has_nul(request.tenant_id, request.person_id):
         # No stored scope holds NUL (see zkr_postgres.nul): nothing can match.
-        return m.RetrievalPack(query=request.query, items=[], gaps=[NO_MATCH_GAP])
+        return m.RetrievalPack(query=request.query, items=[], gaps=[core.NO_MATCH_GAP])
     limit = m.bounded_limit(request.limit)
-    candidates = max(CANDIDATES_PER_ITEM * limit, MIN_CANDIDATES)
+    candidates = max(core.CANDIDATES_PER_ITEM * limit, core.MIN_CANDIDATES)
     rules = _Rules(request.as_of)
     scope = {"t": request.tenant_id, "p": request.person_id}
     with scoped(conn, request.tenant_id, request.person_id):
@@ -451,7 +418,7 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
             {**scope, **rules.params(), **lexical_params(request.query, candidates)},
         ).fetchall()
         lists: list[tuple[Sequence[Target], float]] = [
-            ([(k, i) for k, i, _ in rows], LEXICAL_WEIGHT)
+            ([(k, i) for k, i, _ in rows], core.LEXICAL_WEIGHT)
         ]
         # With as_of the embedding is ignored (vectors describe now), as in zkr.
         if request.query_embedding is not None and request.as_of is None:
@@ -462,9 +429,11 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
                     dense_sql(table, distance),
                     {**scope, "vec": _vector_literal(vector), "cand": candidates},
                 ).fetchall()
-                lists.append(([(k, i) for k, i, _ in dense], DENSE_WEIGHT))
-        items = _items(conn, fuse_weighted(lists, limit, k=RRF_K), scope, rules)
-    return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [NO_MATCH_GAP])
+                lists.append(([(k, i) for k, i, _ in dense], core.DENSE_WEIGHT))
+        items = _items(conn, core.fuse_weighted(lists, limit, k=core.RRF_K), scope, rules)
+    return m.RetrievalPack(
+        query=request.query, items=items, gaps=[] if items else [core.NO_MATCH_GAP]
+    )
 
 
 def get(conn: Conn, request: m.GetRequest) -> m.RetrievalItem:
@@ -473,7 +442,7 @@ def get(conn: Conn, request: m.GetRequest) -> m.RetrievalItem:
     :raises InvalidRequest: blank scope.
     :raises NotFound: the target is not live in this scope (``record not found``).
     """
-    _require_scope(request.tenant_id, request.person_id)
+    require_scope(request.tenant_id, request.person_id)
     if has_nul(request.tenant_id, request.person_id, request.target.id):
         raise NotFound()  # nothing stored holds NUL in a key (see zkr_postgres.nul)
     target: Target = (request.target.kind.value, request.target.id)
@@ -487,7 +456,7 @@ def get(conn: Conn, request: m.GetRequest) -> m.RetrievalItem:
             and not _existed(conn, target, scope, rules)
         ):
             raise NotFound()
-        items = _items(conn, [(target, FULL_RELEVANCE)], scope, rules)
+        items = _items(conn, [(target, core.FULL_RELEVANCE)], scope, rules)
     if not items:
         raise NotFound()
     return items[0]

@@ -23,8 +23,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from zkr import MemoryDb
+from zkr.background_embedding import for_host
 from zkr.errors import NotFound, ZkrError
-from zkr_web.embedding import BackgroundEmbedder, check_embedder
+from zkr_web.embedding import check_embedder
 from zkr_web.history import claim_page
 from zkr_web.memory import ScopedMemory
 from zkr_web.moments import MomentError, parse_moment
@@ -222,16 +223,15 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         own = db is None
-        embedder = None
         if config.embedder is not None:
             check_embedder(config.embedder)  # refuse to start, not at the first search
-            embedder = BackgroundEmbedder(
-                config.db_path,
-                config.tenant_id,
-                config.person_id,
-                config.embedder,
-                thread_name="zkr-web-embedder",
-            )
+        embedder = for_host(
+            config.db_path,
+            config.tenant_id,
+            config.person_id,
+            config.embedder,
+            thread_name="zkr-web-embedder",
+        )
         handle = MemoryDb(config.db_path) if db is None else db
         # A change made on the page rings the embedder: it is embedded as it arrives.
         ring = None if embedder is None else embedder.notify

@@ -14,7 +14,7 @@ from typing import Any
 
 from zkr import MemoryDb
 from zkr import models as m
-from zkr.operations import OPERATIONS
+from zkr.tool_calls import run_scoped
 
 __all__ = ["ScopedMemory"]
 
@@ -41,10 +41,9 @@ class ScopedMemory:
         :raises zkr.errors.ZkrError: whatever the operation refuses (``NotFound`` for a missing
             or foreign id, ``RequestParseError`` for a value out of range), with zkr's message.
         """
-        payload = {"tenant_id": self.tenant_id, "person_id": self.person_id, **fields}
-        # Validated by zkr (``RequestParseError`` with zkr's message), not by calling the model
-        # directly: a pydantic ValidationError is no ZkrError and became a 500 (a time past i64).
-        return self.db.run(OPERATIONS[name], payload)
+        # zkr-core's run (zkr's validation and messages, the busy retry): a pydantic
+        # ValidationError is no ZkrError and became a 500 (a time past i64).
+        return run_scoped(self.db, name, fields, tenant_id=self.tenant_id, person_id=self.person_id)
 
     # ---------------------------------------------------------------- reads
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import LimitExceeded, NotFound
@@ -37,7 +38,42 @@ from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["assemble_history", "history"]
+__all__ = ["assemble_history", "cited_evidence", "correction_of", "history"]
+
+
+def correction_of(claim_id: str, row: Sequence[Any] | None) -> m.HistoryCorrection | None:
+    """The correction that superseded *claim_id*, from its values (new claim, source, evidence,
+    valid at, recorded at), or ``None`` without one (zkr-postgres builds it too)."""
+    if row is None:
+        return None
+    new_claim, source_id, evidence_id, valid_at, recorded_at = row
+    return m.HistoryCorrection(
+        superseded_claim_id=claim_id,
+        claim_id=new_claim,
+        source_id=source_id,
+        evidence_id=evidence_id,
+        valid_at=valid_at,
+        recorded_at=recorded_at,
+    )
+
+
+def cited_evidence(values: Sequence[Any]) -> m.HistoryEvidence:
+    """One evidence of a version from its values (evidence id, source id, source kind and
+    relation by name, confidence, quote, recorded, deleted and erased times): the quote of a
+    deleted capture is empty, any other cut as every excerpt is (zkr-postgres builds it too)."""
+    eid, sid, kind, relation, confidence, quote, recorded_at, deleted_at, erased_at = values
+    return m.HistoryEvidence(
+        evidence_id=eid,
+        source_id=sid,
+        source_kind=m.SourceKind(kind),
+        relation=m.EvidenceRelation(relation),
+        confidence_basis_points=confidence,
+        quote="" if deleted_at is not None else cap_excerpt(quote),
+        recorded_at=recorded_at,
+        deleted_at=deleted_at,
+        erased_at=erased_at,
+    )
+
 
 # Same-time events are listed in the order they happen inside one operation.
 _EVENT_ORDER = {
@@ -188,29 +224,11 @@ def _version(
     ).fetchone()
     evidence = []
     origins: dict[str, bool] = {}
-    for (
-        eid,
-        sid,
-        kind,
-        relation,
-        confidence,
-        quote,
-        recorded_at,
-        deleted_at,
-        erased_at,
-        origin,
-    ) in conn.execute(_EVIDENCE, (*scope, claim_id, then)):
-        cited = m.HistoryEvidence(
-            evidence_id=eid,
-            source_id=sid,
-            source_kind=m.SourceKind(json.loads(kind)),
-            relation=m.EvidenceRelation(json.loads(relation)),
-            confidence_basis_points=confidence,
-            quote="" if deleted_at is not None else cap_excerpt(quote),
-            recorded_at=recorded_at,
-            deleted_at=deleted_at,
-            erased_at=erased_at,
-        )
+    for eid, sid, kind, relation, *rest, origin in conn.execute(
+        _EVIDENCE, (*scope, claim_id, then)
+    ):
+        # SQLite stores the source kind and the relation JSON-quoted.
+        cited = cited_evidence((eid, sid, json.loads(kind), json.loads(relation), *rest))
         budget.spend(compact_len(cited.model_dump(mode="json", by_alias=True)))
         evidence.append(cited)
         origins[eid] = bool(origin)
@@ -220,21 +238,11 @@ def _version(
         " ORDER BY recorded_at, claim_id LIMIT 1",
         (*scope, claim_id, then),
     ).fetchone()
-    corrected_by = None
-    if row is not None:
-        corrected_by = m.HistoryCorrection(
-            superseded_claim_id=claim_id,
-            claim_id=row[0],
-            source_id=row[1],
-            evidence_id=row[2],
-            valid_at=row[3],
-            recorded_at=row[4],
-        )
     version = m.ClaimVersion(
         claim=body,
         erased_at=None if erased is None else erased[0],
         evidence=evidence,
-        corrected_by=corrected_by,
+        corrected_by=correction_of(claim_id, row),
     )
     return version, origins
 

@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from zkr.store.database import Database
 
 __all__ = [
+    "capture_item",
     "capture_statements",
+    "claim_item",
     "claim_statements",
     "decode_cursor",
     "encode_cursor",
@@ -240,7 +242,9 @@ def capture_statements(keyset: bool, as_of: bool) -> tuple[str, str]:
     return sql, evidence
 
 
-def _claim_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryListItem:
+def claim_item(row: Sequence[Any], evidence_ids: list[str]) -> m.MemoryListItem:
+    """A listed claim from its stored values (id, kind, subject, predicate, value, valid from and
+    until, recorded from and until, status), texts cut as every excerpt is (zkr-postgres too)."""
     cid, kind, subject, predicate, value, vf, vu, rf, ru, status = row
     claim = m.ListedClaim(
         id=cid,
@@ -257,15 +261,17 @@ def _claim_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryLi
         recorded_at=rf,
         claim=claim,
         capture=None,
-        evidence_ids=cited.get(cid, []),
+        evidence_ids=evidence_ids,
     )
 
 
-def _capture_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryListItem:
+def capture_item(row: Sequence[Any], evidence_ids: list[str]) -> m.MemoryListItem:
+    """A listed capture from its values (id, kind as its name, content, captured and recorded
+    times, ingestion key), the text cut as every excerpt is (zkr-postgres too)."""
     sid, kind, content, captured_at, recorded_at, ingestion_key = row
     capture = m.ListedCapture(
         id=sid,
-        kind=m.SourceKind(json.loads(kind)),
+        kind=m.SourceKind(kind),
         text=cap_excerpt(content),
         captured_at=captured_at,
         recorded_at=recorded_at,
@@ -276,8 +282,17 @@ def _capture_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.Memory
         recorded_at=recorded_at,
         claim=None,
         capture=capture,
-        evidence_ids=cited.get(sid, []),
+        evidence_ids=evidence_ids,
     )
+
+
+def _claim_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryListItem:
+    return claim_item(row, cited.get(row[0], []))
+
+
+def _capture_item(row: tuple[Any, ...], cited: dict[str, list[str]]) -> m.MemoryListItem:
+    # SQLite stores the source kind JSON-quoted.
+    return capture_item((row[0], json.loads(row[1]), *row[2:]), cited.get(row[0], []))
 
 
 def _evidence_of(

@@ -20,7 +20,11 @@ caller; the parameters are ``:valid_at`` and ``:recorded_at``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 __all__ = [
+    "SQLITE",
+    "BeliefSql",
     "corrected_after",
     "recorded_until_as_of",
     "status_as_of",
@@ -29,38 +33,55 @@ __all__ = [
 ]
 
 
-def corrected_after(alias: str) -> str:
-    """True when a correction superseding claim *alias* was recorded after ``:recorded_at``."""
-    k = f"k_{alias}"
-    return (
-        f"EXISTS (SELECT 1 FROM corrections AS {k} WHERE {k}.tenant_id = {alias}.tenant_id"
-        f" AND {k}.person_id = {alias}.person_id AND {k}.superseded_claim_id = {alias}.id"
-        f" AND {k}.recorded_at > :recorded_at)"
-    )
+@dataclass(frozen=True)
+class BeliefSql:
+    """The fragments for one SQL dialect: where corrections live and how R is written.
+
+    zkr's own store uses :data:`SQLITE`; a replica of the feed (zkr-postgres) makes its own with
+    its table and placeholder, so both stores decide belief by the same rules.
+    """
+
+    corrections: str = "corrections"
+    recorded_at: str = ":recorded_at"
+
+    def corrected_after(self, alias: str) -> str:
+        """True when a correction superseding claim *alias* was recorded after R."""
+        k = f"k_{alias}"
+        return (
+            f"EXISTS (SELECT 1 FROM {self.corrections} AS {k}"
+            f" WHERE {k}.tenant_id = {alias}.tenant_id AND {k}.person_id = {alias}.person_id"
+            f" AND {k}.superseded_claim_id = {alias}.id"
+            f" AND {k}.recorded_at > {self.recorded_at})"
+        )
+
+    def valid_until_as_of(self, alias: str) -> str:
+        """The claim's valid-time end as known at R."""
+        return (
+            f"(CASE WHEN {alias}.valid_until IS NOT NULL AND {self.corrected_after(alias)}"
+            f" THEN NULL ELSE {alias}.valid_until END)"
+        )
+
+    def recorded_until_as_of(self, alias: str) -> str:
+        """The claim's recorded-time end as known at R."""
+        return (
+            f"(CASE WHEN {alias}.recorded_until > {self.recorded_at} THEN NULL"
+            f" ELSE {alias}.recorded_until END)"
+        )
+
+    def status_as_of(self, alias: str) -> str:
+        """The claim's status as known at R."""
+        return (
+            f"(CASE WHEN {alias}.status = 'superseded' AND {self.corrected_after(alias)}"
+            f" THEN 'accepted' ELSE {alias}.status END)"
+        )
 
 
-def valid_until_as_of(alias: str) -> str:
-    """The claim's valid-time end as known at ``:recorded_at``."""
-    return (
-        f"(CASE WHEN {alias}.valid_until IS NOT NULL AND {corrected_after(alias)}"
-        f" THEN NULL ELSE {alias}.valid_until END)"
-    )
-
-
-def recorded_until_as_of(alias: str) -> str:
-    """The claim's recorded-time end as known at ``:recorded_at``."""
-    return (
-        f"(CASE WHEN {alias}.recorded_until > :recorded_at THEN NULL"
-        f" ELSE {alias}.recorded_until END)"
-    )
-
-
-def status_as_of(alias: str) -> str:
-    """The claim's status as known at ``:recorded_at``."""
-    return (
-        f"(CASE WHEN {alias}.status = 'superseded' AND {corrected_after(alias)}"
-        f" THEN 'accepted' ELSE {alias}.status END)"
-    )
+#: zkr's own store: the ``corrections`` table, R as ``:recorded_at``.
+SQLITE = BeliefSql()
+corrected_after = SQLITE.corrected_after
+valid_until_as_of = SQLITE.valid_until_as_of
+recorded_until_as_of = SQLITE.recorded_until_as_of
+status_as_of = SQLITE.status_as_of
 
 
 def visible_claim(alias: str, *, recorded_from: bool = True) -> str:
