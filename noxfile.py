@@ -84,10 +84,12 @@ def _sync(session: nox.Session, *args: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff check and ruff format --check over the whole tree."""
+    """ruff check and ruff format --check over the whole tree; zkr-core's module size and function
+    complexity (scripts/check_size.py, radon)."""
     _sync(session, "--only-group", "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("python", "scripts/check_size.py")
 
 
 # Every generated artefact, with the command that writes it and the flag that only checks it.

@@ -18,7 +18,7 @@ import pytest
 from tests.core.conftest import remember, remember_raw, table_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.feed import commits as feed_module
+from zkr.store import commits as feed_module
 from zkr.writes import capture, correction, deletion, linking, profiles
 
 LOCATOR = {

@@ -19,7 +19,7 @@ import zkr.embeddings.dense as dense
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import LimitExceeded
-from zkr.retrieval._bounds import budget_paused, search_budget
+from zkr.store.budget import budget_paused, search_budget
 
 SCOPE = {"tenant_id": "a", "person_id": "sam"}
 BUDGET = 0.2

@@ -14,7 +14,7 @@ from tests.core.conftest import remember, remember_raw, table_snapshot
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import ExportError, IntegrityError, InvalidRequest, LimitExceeded, MigrationError
-from zkr.feed.commits import append_commit
+from zkr.store.commits import append_commit
 from zkr.store.records import claim_record, source_record
 
 MiB = 1_048_576

@@ -1,7 +1,9 @@
-"""zkr-core's shape: no import circle between its modules, a small top level, a pinned public API.
+"""zkr-core's shape: folders are layers, no import circle between its modules, a small top level, a
+pinned public API.
 
-The import graph counts every ``import`` statement of a module, also those inside functions: a
-lazy import back into the facade is still a circle a reader has to untangle.
+The import graph counts every ``import`` statement of a module, also those inside functions and
+under ``if TYPE_CHECKING:``: a lazy import back into the facade is still a circle a reader has to
+untangle, and a type named from a higher layer is still a dependency on it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ TOP_LEVEL = {
     "operation_methods.py",
     "errors.py",
     "jsonio.py",
-    "models.py",
+    "models",
     "operations.py",
     "py.typed",
     "relevance.py",
@@ -47,8 +49,8 @@ TOP_LEVEL = {
 }
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -70,8 +72,10 @@ def _imports(path: Path, name: str, modules: set[str]) -> set[str]:
     return {module for module in found if module in modules and module != name}
 
 
-def import_graph() -> dict[str, set[str]]:
-    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module of *package* (zkr-core's ``zkr`` unless told) with the package's modules it
+    imports."""
+    files = {_module_name(p, package): p for p in package.rglob("*.py")}
     modules = set(files)
     graph = {name: _imports(path, name, modules) for name, path in files.items()}
     # Importing a submodule runs its packages' __init__ first, but a package's own __init__ that
@@ -104,6 +108,132 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+#: zkr-core's layers, lowest first (docs/architecture.md, "Layers"). A module may import modules of
+#: its own layer and of lower ones, never of a higher one nor of a neighbour on the same floor
+#: (``feed`` and ``embeddings`` stand side by side and know nothing of each other). A module
+#: belongs to the layer of the longest name here that is it or a package holding it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # The foundation: the contract's vocabulary (errors, bounds, settings, models, canonical JSON).
+    # ``relevance`` (how a score is shown to a person) is pure arithmetic and belongs here too.
+    (
+        "zkr.errors",
+        "zkr.enums",
+        "zkr.settings",
+        "zkr.jsonio",
+        "zkr.models",
+        "zkr.version",
+        "zkr.relevance",
+    ),
+    # Plugin interfaces, hook specifications, the manager and the default plugins: they see
+    # models, never the database, so every layer above may ask for an embedder or an importer.
+    ("zkr.plugins",),
+    ("zkr.store",),
+    ("zkr.feed",),
+    ("zkr.embeddings",),
+    ("zkr.writes",),
+    ("zkr.retrieval",),
+    ("zkr.operations",),
+)
+#: Layers that stand on one floor: neither may import the other.
+SAME_FLOOR = ({"zkr.feed", "zkr.embeddings"},)
+#: Everything else (the facade ``zkr``, ``zkr.db``, its generated ``operation_methods``, the host
+#: kit: ``tools``, ``console``, ``background_embedding``, ``fastpath``, ``testing``) is the top
+#: floor: it may import anything, and nothing below may import it.
+TOP = "the facade and host kit"
+
+
+def layer_of(module: str) -> str:
+    """The name in :data:`LAYERS` that *module* belongs to, or :data:`TOP`."""
+    for name in sorted((n for layer in LAYERS for n in layer), key=len, reverse=True):
+        if module == name or module.startswith(name + "."):
+            return next(layer[0] for layer in LAYERS if name in layer)
+    return TOP
+
+
+def _floor(layer: str) -> int:
+    if layer == TOP:
+        return len(LAYERS)
+    return next(i for i, names in enumerate(LAYERS) if names[0] == layer)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of *graph* that breaks the layers: ``"importer -> imported"``, sorted."""
+    bad = []
+    for module, deps in graph.items():
+        mine = layer_of(module)
+        for dep in deps:
+            theirs = layer_of(dep)
+            if theirs == mine:
+                continue
+            side_by_side = any({mine, theirs} <= floor for floor in SAME_FLOOR)
+            if side_by_side or _floor(theirs) > _floor(mine):
+                bad.append(f"{module} ({mine}) -> {dep} ({theirs})")
+    return sorted(bad)
+
+
+def test_the_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
+    """The check is fed a synthetic package whose lower layers import upwards (one plainly, one
+    lazily inside a function, one for types only, one sideways), and must name each of them."""
+    package = tmp_path / "zkr"
+    files = {
+        "__init__.py": "from zkr.db import Db\n",
+        "db.py": "from zkr.operations import TABLE\nfrom zkr.store import tables\n",
+        "models.py": "from zkr.enums import Kind\n",
+        "enums.py": "",
+        "operations.py": "from zkr.retrieval import search\nfrom zkr.writes import remember\n",
+        "store/__init__.py": "",
+        "store/tables.py": "from zkr.feed.pages import PAGE\n",  # store -> feed: up
+        "feed/__init__.py": "",
+        "feed/pages.py": "from zkr.store import tables\nfrom zkr.embeddings import lanes\n",
+        "embeddings/__init__.py": "",
+        "embeddings/lanes.py": "def f():\n    from zkr.retrieval.search import q\n",
+        "writes/__init__.py": "",
+        "writes/remember.py": (
+            "from typing import TYPE_CHECKING\nfrom zkr import models\n"
+            "if TYPE_CHECKING:\n    from zkr.operations import TABLE\n"
+        ),
+        "retrieval/__init__.py": "",
+        "retrieval/search.py": "from zkr.writes import remember\nfrom zkr.feed import pages\n",
+    }
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text, encoding="utf-8")
+    assert upward_imports(import_graph(package)) == [
+        "zkr.embeddings.lanes (zkr.embeddings) -> zkr.retrieval.search (zkr.retrieval)",
+        "zkr.feed.pages (zkr.feed) -> zkr.embeddings (zkr.embeddings)",
+        "zkr.feed.pages (zkr.feed) -> zkr.embeddings.lanes (zkr.embeddings)",
+        "zkr.store.tables (zkr.store) -> zkr.feed.pages (zkr.feed)",
+        "zkr.writes.remember (zkr.writes) -> zkr.operations (zkr.operations)",
+    ]
+
+
+def test_the_layer_check_accepts_downward_imports() -> None:
+    graph = {
+        "zkr": {"zkr.db"},
+        "zkr.db": {"zkr.operations", "zkr.store.database"},
+        "zkr.operations": {"zkr.retrieval.search", "zkr.writes.capture", "zkr.models"},
+        "zkr.retrieval.search": {"zkr.writes.capture", "zkr.embeddings.dense", "zkr.feed.pages"},
+        "zkr.writes.capture": {"zkr.store.commits", "zkr.feed.erasure", "zkr.plugins.importers"},
+        "zkr.embeddings.dense": {"zkr.store.budget", "zkr.plugins.embedders", "zkr.errors"},
+        "zkr.store.commits": {"zkr.jsonio", "zkr.models"},
+        "zkr.models": {"zkr.enums", "zkr.settings"},
+    }
+    assert upward_imports(graph) == []
+
+
+def test_zkr_core_folders_are_layers() -> None:
+    graph = import_graph()
+    assert "zkr.store.schema" in graph and "zkr.retrieval._lexical" in graph  # the walk saw it
+    assert upward_imports(graph) == []
+
+
+def test_every_named_layer_exists() -> None:
+    """A layer named here that no module has is a stale line: the table must say what is."""
+    graph = import_graph()
+    for name in (n for layer in LAYERS for n in layer):
+        assert name in graph, name
+
+
 def test_find_cycle_finds_a_circle_and_accepts_a_tree() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
@@ -131,7 +261,8 @@ def test_the_public_api_is_pinned() -> None:
     from zkr import MemoryDb, SearchRequest, hookimpl  # the issue's own example
 
     assert MemoryDb.__module__ == "zkr.db"
-    assert SearchRequest.__module__ == "zkr.models"
+    assert SearchRequest.__module__ == "zkr.models.requests"  # a module of the models package
+    assert zkr.models.SearchRequest is SearchRequest
     assert hookimpl.project_name == "zkr"
     assert set(zkr.__all__) == {
         "MemoryDb",

@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-import zkr.retrieval._lexical
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.retrieval._lexical import matching_targets
+from zkr.retrieval._lexical import PAGING, Paging, matching_targets
 
 WORDS = ["kiwi", "plum", "fig", "lime", "pear"]
 
@@ -135,9 +134,16 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryDb]:
         store.close()
 
 
-def targets(db: MemoryDb, match: str, person: str, as_of: m.AsOf | None, limit: int) -> list[Any]:
+def targets(
+    db: MemoryDb,
+    match: str,
+    person: str,
+    as_of: m.AsOf | None,
+    limit: int,
+    paging: Paging = PAGING,
+) -> list[Any]:
     with db.atomic(write=False) as conn:
-        return matching_targets(conn, match, "t", person, as_of, limit)
+        return matching_targets(conn, match, "t", person, as_of, limit, paging=paging)
 
 
 def literal(db: MemoryDb, match: str, person: str, limit: int) -> list[tuple[str, str]]:
@@ -162,30 +168,33 @@ def test_the_store_has_ties_duplicates_and_a_small_scope(db: MemoryDb) -> None:
 
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_every_paging_setting_gives_the_literal_rows(
-    db: MemoryDb, monkeypatch: pytest.MonkeyPatch, setting: tuple[int, int, int, int, float]
+    db: MemoryDb, setting: tuple[int, int, int, int, float]
 ) -> None:
     page, growth, chunk, after, below = setting
-    monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", page)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0 if page < 64 else 8)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_FIRST_BLOCK", 1 if page < 64 else 16)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", growth)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", chunk)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_AFTER", after)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_BELOW", below)
+    paging = Paging(
+        min_page=page,
+        rows_per_wanted=0 if page < 64 else 8,
+        first_block=1 if page < 64 else 16,
+        page_growth=growth,
+        id_chunk=chunk,
+        scoped_after=after,
+        scoped_below=below,
+    )
     matches = ['"kiwi"', '"plum"', '"fig" OR "lime"', '"pear"', '"kiwi plum"', '"nothing"']
     checked = 0
     for match in matches:
         for person in ("me", "other", "nobody"):
             for limit in (1, 2, 3, 5, 8, 13, 40, 120, 1000):
                 expected = literal(db, match, person, limit)
-                assert targets(db, match, person, None, limit) == expected, (match, person, limit)
+                got = targets(db, match, person, None, limit, paging)
+                assert got == expected, (match, person, limit)
                 checked += bool(expected)
     assert checked > 80
 
 
 @pytest.mark.parametrize("setting", SETTINGS[1:])
 def test_as_of_pages_agree_with_the_default_setting(
-    db: MemoryDb, monkeypatch: pytest.MonkeyPatch, setting: tuple[int, int, int, int, float]
+    db: MemoryDb, setting: tuple[int, int, int, int, float]
 ) -> None:
     cases = [
         (match, person, m.AsOf(valid_at=valid, recorded_at=recorded), limit)
@@ -196,12 +205,14 @@ def test_as_of_pages_agree_with_the_default_setting(
     ]
     expected = [targets(db, *case) for case in cases]
     page, growth, chunk, after, below = setting
-    monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", page)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_FIRST_BLOCK", 1)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", growth)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", chunk)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_AFTER", after)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_SCOPED_BELOW", below)
-    assert [targets(db, *case) for case in cases] == expected
+    paging = Paging(
+        min_page=page,
+        rows_per_wanted=0,
+        page_growth=growth,
+        first_block=1,
+        id_chunk=chunk,
+        scoped_after=after,
+        scoped_below=below,
+    )
+    assert [targets(db, *case, paging) for case in cases] == expected
     assert sum(map(bool, expected)) > 20

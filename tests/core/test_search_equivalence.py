@@ -23,12 +23,11 @@ from typing import Any
 
 import pytest
 
-import zkr.retrieval._lexical
 from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.retrieval._fts_query import build_queries
-from zkr.retrieval._lexical import lexical_ranking
+from zkr.retrieval._lexical import Paging, lexical_ranking
 
 # zkr 0.2.3's answers: searches that name no ranking use the contract's.
 pytestmark = CONTRACT_RANKING
@@ -549,31 +548,28 @@ def test_paged_search_equals_the_contract_query(store: tuple[MemoryDb, Snapshot]
 
 
 def test_tiny_pages_cross_every_boundary_and_give_the_same_packs(
-    store: tuple[MemoryDb, Snapshot], monkeypatch: pytest.MonkeyPatch
+    store: tuple[MemoryDb, Snapshot],
 ) -> None:
     db, snap = store
-    monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", 1)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", 2)
-    monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", 3)
+    tiny = Paging(min_page=1, rows_per_wanted=0, page_growth=2, id_chunk=3)
     rng = random.Random(11)
     for request in random_queries(rng, snap, 120):
+        limit = m.bounded_limit(request.limit)
+        scope = (request.tenant_id, request.person_id)
+        expected = contract_ranking(db, snap, request)
         with db.atomic(write=False) as conn:
             ranking = lexical_ranking(
-                conn,
-                request.tenant_id,
-                request.person_id,
-                request.query,
-                request.as_of,
-                4 * m.bounded_limit(request.limit),
+                conn, *scope, request.query, request.as_of, 4 * limit, paging=tiny
             )
-        assert ranking == contract_ranking(db, snap, request), request
-        assert db.search(request).model_dump(mode="json") == contract_search(db, snap, request)
+            # What a search without a dense list reads: only the first ``limit`` targets.
+            first = lexical_ranking(
+                conn, *scope, request.query, request.as_of, 4 * limit, wanted=limit, paging=tiny
+            )
+        assert ranking == expected, request
+        assert first == expected[:limit], request
 
 
-def test_duplicate_fts_rows_sort_as_one_group_across_pages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_duplicate_fts_rows_sort_as_one_group_across_pages(tmp_path: Path) -> None:
     # Legacy stores may index one source twice; the contract's sort then interleaves the two
     # copies' claim rows by claim id, which decides what the row LIMIT cuts off.
     db = MemoryDb(tmp_path / "dup.db")
@@ -621,12 +617,17 @@ def test_duplicate_fts_rows_sort_as_one_group_across_pages(
             (stored[0].source_id,),
         )
     snap = read_snapshot(db)
-    for page, growth, chunk in ((1, 2, 1), (2, 2, 500), (3, 1, 2), (64, 4, 1), (64, 4, 500)):
-        monkeypatch.setattr(zkr.retrieval._lexical, "_ID_CHUNK", chunk)
-        monkeypatch.setattr(zkr.retrieval._lexical, "_MIN_PAGE", page)
-        monkeypatch.setattr(zkr.retrieval._lexical, "_ROWS_PER_WANTED", 0)
-        monkeypatch.setattr(zkr.retrieval._lexical, "_PAGE_GROWTH", growth)
-        for limit in (1, 2, 3):
-            request = m.SearchRequest(tenant_id="a", person_id="sam", query="kiwi", limit=limit)
-            assert db.search(request).model_dump(mode="json") == contract_search(db, snap, request)
+    for limit in (1, 2, 3):
+        request = m.SearchRequest(tenant_id="a", person_id="sam", query="kiwi", limit=limit)
+        assert db.search(request).model_dump(mode="json") == contract_search(db, snap, request)
+        expected = contract_ranking(db, snap, request)
+        for page, growth, chunk in ((1, 2, 1), (2, 2, 500), (3, 1, 2), (64, 4, 1), (64, 4, 500)):
+            paging = Paging(min_page=page, rows_per_wanted=0, page_growth=growth, id_chunk=chunk)
+            with db.atomic(write=False) as conn:
+                got = lexical_ranking(conn, "a", "sam", "kiwi", None, 4 * limit, paging=paging)
+                first = lexical_ranking(
+                    conn, "a", "sam", "kiwi", None, 4 * limit, wanted=limit, paging=paging
+                )
+            assert got == expected, (limit, page, growth, chunk)
+            assert first == expected[:limit], (limit, page, growth, chunk)
     db.close()

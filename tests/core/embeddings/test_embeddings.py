@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings.projections import MAX_PROJECTION_PAGE_BYTES, input_hash
+from zkr.embeddings.backlog import MAX_PROJECTION_PAGE_BYTES
+from zkr.embeddings.projections import input_hash
 from zkr.embeddings.vectors import encode, to_float32
 from zkr.errors import EmbeddingError, InvalidRequest, LimitExceeded, NotFound
 from zkr.jsonio import canonical_dumps

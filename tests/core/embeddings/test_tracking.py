@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import zkr.embeddings.projections as embeddings
+import zkr.embeddings.backlog as backlog
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.embeddings.dense import cached_lanes, dense_ranking
+from zkr.embeddings.projections import current_lane
 from zkr.errors import ZkrError
 
 SCOPES = [("t", "p"), ("t", "q")]
@@ -282,15 +283,9 @@ def all_issues(db: MemoryDb, scope: tuple[str, str], lane: tuple[str, str], *, f
     """Every issue of (scope, lane) in order, by the backlog walk or by the full scan."""
     tenant, person = scope
     with db.atomic(write=False) as conn:
-        config = embeddings.current_lane(conn, tenant, person, *lane)
-        covered = embeddings.backlog_covers(conn, tenant, person, *lane, config)
-        original = embeddings.backlog_covers
-        if not fast:
-            embeddings.backlog_covers = lambda *args: False  # type: ignore[assignment]
-        try:
-            issues = list(embeddings.iter_issues(conn, tenant, person, *lane, config))
-        finally:
-            embeddings.backlog_covers = original
+        config = current_lane(conn, tenant, person, *lane)
+        covered = backlog.backlog_covers(conn, tenant, person, *lane, config)
+        issues = list(backlog.iter_issues(conn, tenant, person, *lane, config, walk_backlog=fast))
     return covered, [issue.model_dump(mode="json") for issue in issues]
 
 

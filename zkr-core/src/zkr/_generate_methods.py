@@ -57,15 +57,20 @@ _METHOD = '''
 _DOTTED = re.compile(r"\b((?:[A-Za-z_]\w*\.)+)([A-Z]\w*)")
 
 
+def _public(module: str) -> str:
+    """Where a class is imported from: the models package re-exports its modules' classes."""
+    return "zkr.models" if module.startswith("zkr.models.") else module
+
+
 def _type_name(annotation: Any, imports: dict[str, set[str]]) -> str:
     """``RetrievalPack``, ``list[ProfileEntry]``, ``LocatorInput | None``: the annotation written
     with bare class names, each added to *imports* (module -> names)."""
     if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
-        imports.setdefault(annotation.__module__, set()).add(annotation.__qualname__)
+        imports.setdefault(_public(annotation.__module__), set()).add(annotation.__qualname__)
         return annotation.__qualname__
 
     def bare(match: re.Match[str]) -> str:
-        imports.setdefault(match.group(1).rstrip("."), set()).add(match.group(2))
+        imports.setdefault(_public(match.group(1).rstrip(".")), set()).add(match.group(2))
         return match.group(2)
 
     return _DOTTED.sub(bare, str(annotation))

@@ -20,8 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from zkr import models as m
-from zkr.embeddings.projections import embed, projections
+from zkr.embeddings.backlog import projections
 from zkr.embeddings.rebuild import rebuild
+from zkr.embeddings.storing import embed
 from zkr.errors import LimitExceeded, RequestParseError
 from zkr.feed.apply import apply
 from zkr.feed.export import export
@@ -35,8 +36,9 @@ from zkr.store.known_fields import check_known_fields
 from zkr.writes.capture import locator, remember
 from zkr.writes.correction import correct
 from zkr.writes.deletion import delete
-from zkr.writes.forgetting import erasure_now_floor, forget
+from zkr.writes.forgetting import forget
 from zkr.writes.linking import link
+from zkr.writes.now_floors import correction_now_floor, deletion_now_floor, erasure_now_floor
 from zkr.writes.profiles import profile, profiles, review, reviews
 
 __all__ = [
@@ -175,7 +177,7 @@ _TABLE = (
         tool=ToolProjection(
             "zkr_correct",
             now_fields=("valid_at", "recorded_at"),
-            now_floor=lookups.correction_now_floor,
+            now_floor=correction_now_floor,
         ),
     ),
     Operation(
@@ -199,9 +201,7 @@ _TABLE = (
         "was believed is kept.",
         "destructive",
         idempotent=True,
-        tool=ToolProjection(
-            "zkr_delete", now_fields=("deleted_at",), now_floor=lookups.deletion_now_floor
-        ),
+        tool=ToolProjection("zkr_delete", now_fields=("deleted_at",), now_floor=deletion_now_floor),
     ),
     Operation(
         "profile",

@@ -280,7 +280,7 @@ _ROWS_FIRST = frozenset({"source", "evidence", "claim"})
 
 
 def _scope_of(records: list[tuple[str, BaseModel]]) -> tuple[str, str]:
-    from zkr.feed.commits import scope_of
+    from zkr.store.commits import scope_of
 
     return scope_of(records[0]) if records else ("", "")
 

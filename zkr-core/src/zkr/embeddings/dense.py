@@ -42,7 +42,7 @@ from zkr.embeddings._ranks import DenseRanks
 from zkr.embeddings.projections import Target, current_lane
 from zkr.embeddings.vectors import to_float32
 from zkr.errors import EmbeddingError, UnknownPluginError
-from zkr.retrieval._bounds import budget_paused, within_budget
+from zkr.store.budget import budget_paused, within_budget
 from zkr.store.schema import has_table
 from zkr.store.validation import is_blank
 

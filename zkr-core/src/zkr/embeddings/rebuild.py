@@ -21,15 +21,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TextIO
 
 from zkr import models as m
-from zkr.embeddings.projections import (
-    InputChangedError,
-    Target,
-    checked_vector,
-    current_lane,
-    iter_issues,
-    require_lane_names,
-    store_embedding,
-)
+from zkr.embeddings.backlog import iter_issues
+from zkr.embeddings.projections import Target, current_lane, require_lane_names
+from zkr.embeddings.storing import InputChangedError, checked_vector, store_embedding
 from zkr.errors import EmbeddingError, NotFound
 from zkr.plugins.embedders import embed_texts
 from zkr.store.validation import require_scope

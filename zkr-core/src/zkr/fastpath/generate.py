@@ -207,7 +207,8 @@ def classes() -> dict[str, Any]:
     for name, cls in sorted(vars(models).items()):
         if (
             not (isinstance(cls, type) and issubclass(cls, BaseModel))
-            or cls.__module__ != models.__name__
+            # zkr.models is a package: its models live in its modules (requests, responses, ...)
+            or cls.__module__.partition(".models")[0] + ".models" != models.__name__
         ):
             continue
         decorators = cls.__pydantic_decorators__

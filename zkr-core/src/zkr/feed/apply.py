@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
 from zkr.feed.apply_records import apply_records
-from zkr.feed.commits import append_commit, scope_of, serialize_record
 from zkr.feed.erasure import Erased, erased_form, erased_in, scrub, watched_ids
 from zkr.feed.export import EXPORT_FORMAT, export
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
+from zkr.store.commits import append_commit, scope_of, serialize_record
 from zkr.store.records import ExportRecord
 from zkr.store.validation import require_scope
 

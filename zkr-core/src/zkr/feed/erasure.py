@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zkr import models as m
-from zkr.feed.commits import serialize_record
+from zkr.store.commits import serialize_record
 from zkr.store.recall_index import purge_source
 from zkr.store.records import ExportRecord
 from zkr.store.sidecars import discard_sidecars

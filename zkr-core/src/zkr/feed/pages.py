@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from zkr.errors import ExportError
-from zkr.feed.commits import scope_of, serialize_record
 from zkr.feed.export import EXPORT_FORMAT
+from zkr.store.commits import scope_of, serialize_record
 from zkr.store.known_fields import RECORD_MODELS
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 

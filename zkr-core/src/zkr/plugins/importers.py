@@ -1,11 +1,12 @@
 """Importers: plugins that read another tool's export (ChatGPT, Claude, mem0, notes) as messages.
 
-An importer only reads: it turns a file (or folder) into :class:`~zkr.writes.messages.Message`
-items, :class:`Skipped` items (nothing to capture: an empty or hidden message) and
-:class:`Refused` items (one unreadable part of a folder). A file that is not what the importer
-reads — truncated JSON, another tool's export — is refused as a whole by raising
-:class:`~zkr.errors.InvalidRequest` with a one-line message. ``zkr import --from NAME`` reads
-everything first and writes only when the whole file was read, in one transaction.
+An importer only reads: it turns a file (or folder) into :class:`Message` items (which
+:mod:`zkr.writes.messages` stores as captures), :class:`Skipped` items (nothing to capture: an
+empty or hidden message) and :class:`Refused` items (one unreadable part of a folder). A file
+that is not what the importer reads — truncated JSON, another tool's export — is refused as a
+whole by raising :class:`~zkr.errors.InvalidRequest` with a one-line message. ``zkr import
+--from NAME`` reads everything first and writes only when the whole file was read, in one
+transaction.
 
 Message keys must come from the source's own ids (never from the time of the import), so that a
 second import of the same export is a replay.
@@ -19,9 +20,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from zkr.writes.messages import Message
+from zkr import models as m
 
 __all__ = ["ImportItem", "Importer", "Message", "Refused", "Skipped"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of a conversation (or one note) to capture."""
+
+    #: The ingestion key, derived from the source's ids (``chatgpt:<conversation>:<message>``).
+    key: str
+    #: The message's text, stored verbatim (not blank).
+    text: str
+    #: When it was written, seconds since the Unix epoch (may carry a fraction).
+    at: float
+    #: The source: ``chatgpt``, ``claude``, ``mem0``, ``notes``, ``google-adk:<app>``.
+    source: str
+    #: The conversation (session, thread, notes folder) it belongs to.
+    conversation_id: str
+    #: Its own id inside the conversation.
+    message_id: str
+    #: Who wrote it: ``user``, ``assistant``, an agent's name.
+    author: str
+    kind: m.SourceKind = m.SourceKind.conversation
 
 
 @dataclass(frozen=True)

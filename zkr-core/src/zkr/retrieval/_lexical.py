@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
@@ -31,32 +32,47 @@ from zkr.store.believed import visible_claim
 if TYPE_CHECKING:
     from zkr import models as m
 
-__all__ = ["lexical_ranking", "matching_targets"]
+__all__ = ["PAGING", "Paging", "lexical_ranking", "matching_targets"]
 
-#: The first FTS page holds at least this many rows, and :data:`_ROWS_PER_WANTED` per wanted row:
-#: a page holds only (rowid, bm25), so a large page costs little next to the bm25 pass over every
-#: match, and it usually holds the whole run of tied scores at its end (templated texts tie often).
-#: Later pages grow at least by :data:`_PAGE_GROWTH`, or to what the qualifying rate seen so far
-#: needs: each page re-reads the index, so the total cost stays within a small factor of one read.
-_MIN_PAGE = 64
-_ROWS_PER_WANTED = 8
-_PAGE_GROWTH = 8
-#: Rows per lookup or resolution query (well under SQLite's host-parameter limit). A page is
-#: worked through in blocks that start at :data:`_FIRST_BLOCK` rows (or the rows still wanted) and
-#: double, so a large page costs no lookups or resolution beyond the last row needed.
-_FIRST_BLOCK = 16
-_ID_CHUNK = 500
-#: Pages are read without a scope filter (FTS5 then reads no column of the rows it ranks). When
-#: the scope holds less than :data:`_SCOPED_BELOW` of the rows read and the next page would reach
-#: past :data:`_SCOPED_AFTER` rows, the remaining pages filter the scope in SQL instead: that reads
-#: the scope columns of every match once, which is cheaper than wading through other people's rows.
-_SCOPED_AFTER = 4096
-_SCOPED_BELOW = 0.5
+
+@dataclass(frozen=True, slots=True)
+class Paging:
+    """How one FTS query is read (the answer never depends on it: the tests read with tiny pages,
+    blocks and chunks, and switch to scoped pages at once, to cross every boundary).
+
+    The first page holds at least ``min_page`` rows, and ``rows_per_wanted`` per wanted row: a page
+    holds only (rowid, bm25), so a large page costs little next to the bm25 pass over every match,
+    and it usually holds the whole run of tied scores at its end (templated texts tie often). Later
+    pages grow at least ``page_growth`` times, or to what the qualifying rate seen so far needs:
+    each page re-reads the index, so the total cost stays within a small factor of one read.
+
+    A page is worked through in blocks that start at ``first_block`` rows (or the rows still
+    wanted) and double up to ``id_chunk``, the rows per lookup or resolution query (well under
+    SQLite's host-parameter limit), so a large page costs no lookups or resolution beyond the last
+    row needed.
+
+    Pages are read without a scope filter (FTS5 then reads no column of the rows it ranks). When
+    the scope holds less than ``scoped_below`` of the rows read and the next page would reach past
+    ``scoped_after`` rows, the remaining pages filter the scope in SQL instead: that reads the
+    scope columns of every match once, which is cheaper than wading through other people's rows.
+    """
+
+    min_page: int = 64
+    rows_per_wanted: int = 8
+    page_growth: int = 8
+    first_block: int = 16
+    id_chunk: int = 500
+    scoped_after: int = 4096
+    scoped_below: float = 0.5
+
+
+#: The paging every search uses.
+PAGING = Paging()
 
 # bm25 alone in ORDER BY and only the rowid beside it: the shape of the plain top-N query. FTS5
 # computes bm25 for every match anyway and SQLite keeps the best OFFSET + LIMIT rows; reading a
 # column (or ordering by one) would cost a content-table lookup per match. Ties in bm25 come back
-# in no defined order; ``_matching_rows`` orders them by source id itself.
+# in no defined order; ``_Walk`` orders them by source id itself.
 _FTS_PAGE = """
 SELECT rowid, bm25(source_fts) AS score
 FROM source_fts
@@ -152,7 +168,7 @@ WHERE s.tenant_id = :tenant AND s.person_id = :person AND s.deleted_at IS NULL
 """
 
 
-def _next_page_size(size: int, rows_read: int, rows_found: int, row_limit: int) -> int:
+def _next_page_size(size: int, rows_read: int, rows_found: int, row_limit: int, growth: int) -> int:
     """Grow geometrically, or straight to what the qualifying rate seen so far needs.
 
     Each page re-runs the FTS query (bm25 over every match), so few large pages are cheaper than
@@ -160,7 +176,7 @@ def _next_page_size(size: int, rows_read: int, rows_found: int, row_limit: int) 
     """
     wanted = row_limit - rows_found
     estimate = 2 * wanted * rows_read // max(rows_found, 1)
-    return max(size * _PAGE_GROWTH, estimate)
+    return max(size * growth, estimate)
 
 
 def _settled(page: list[tuple[int, float]], size: int) -> int:
@@ -178,11 +194,13 @@ def _settled(page: list[tuple[int, float]], size: int) -> int:
     return settled
 
 
-def _locate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[Any, Any, Any]]:
+def _locate(
+    conn: sqlite3.Connection, rowids: Sequence[int], id_chunk: int
+) -> dict[int, tuple[Any, Any, Any]]:
     """``rowid -> (source_id, tenant_id, person_id)`` of FTS rows."""
     located: dict[int, tuple[Any, Any, Any]] = {}
-    for start in range(0, len(rowids), _ID_CHUNK):
-        chunk = rowids[start : start + _ID_CHUNK]
+    for start in range(0, len(rowids), id_chunk):
+        chunk = rowids[start : start + id_chunk]
         sql = _LOCATE.format(marks=", ".join("?" * len(chunk)))
         for rowid, source_id, tenant_id, person_id in conn.execute(sql, chunk):
             located[rowid] = (source_id, tenant_id, person_id)
@@ -190,13 +208,17 @@ def _locate(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[
 
 
 def _resolve(
-    conn: sqlite3.Connection, source_ids: Sequence[str], params: dict[str, object], as_of: bool
+    conn: sqlite3.Connection,
+    source_ids: Sequence[str],
+    params: dict[str, object],
+    as_of: bool,
+    id_chunk: int = PAGING.id_chunk,
 ) -> dict[str, list[str | None]]:
     """Each source's qualifying claim ids (``None`` = the source itself), duplicates kept."""
     template = _RESOLVE_AS_OF if as_of else _RESOLVE_CURRENT
     joined: dict[str, list[tuple[str | None, str | None]]] = {}
-    for start in range(0, len(source_ids), _ID_CHUNK):
-        chunk = source_ids[start : start + _ID_CHUNK]
+    for start in range(0, len(source_ids), id_chunk):
+        chunk = source_ids[start : start + id_chunk]
         names = [f"s{index}" for index in range(len(chunk))]
         sql = template.replace("{ids}", ", ".join(f":{name}" for name in names))
         bound = {**params, **dict(zip(names, chunk, strict=True))}
@@ -215,6 +237,123 @@ def _resolve(
     return resolved
 
 
+def _block_end(page: list[tuple[int, float]], end: int, settled: int) -> int:
+    """*end* moved past the rest of its score (rows of one score are ordered together)."""
+    while end < settled and page[end][1] == page[end - 1][1]:
+        end += 1
+    return end
+
+
+def _group_end(rows: list[tuple[float, str]], index: int) -> int:
+    """The end of the sort group at *index*: FTS rows with the same ``(bm25, source_id)``."""
+    end = index + 1
+    while end < len(rows) and rows[end] == rows[index]:
+        end += 1
+    return end
+
+
+def _claim_order(claim_id: str | None) -> tuple[bool, str]:
+    """The contract's order of one group's joined rows: the source itself (NULL) first, then by
+    claim id."""
+    return claim_id is not None, claim_id or ""
+
+
+class _Walk:
+    """One FTS query read page by page: where the next page starts and how large it is, the
+    sources resolved so far, and the size of the next block of rows to look up."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        params: dict[str, object],
+        scope: tuple[str, str],
+        as_of: bool,
+        wanted: int,
+        paging: Paging,
+    ) -> None:
+        self.conn, self.params, self.scope, self.paging = conn, params, scope, paging
+        self.as_of = as_of
+        self.resolved: dict[str, list[str | None]] = {}
+        self.block = min(max(paging.first_block, wanted), paging.id_chunk)
+        self.size = max(paging.min_page, paging.rows_per_wanted * wanted, 1)
+        # Final rows consumed so far: all of them, and those in the scope (the offsets of the two
+        # page queries: every row with a better score than the next page's first is among them).
+        self.read_all = self.read_scoped = 0
+        self.scoped = False
+
+    def page(self) -> list[tuple[int, float]]:
+        """The next page of ``(rowid, bm25)``, best score first."""
+        sql = _FTS_SCOPED_PAGE if self.scoped else _FTS_PAGE
+        offset = self.read_scoped if self.scoped else self.read_all
+        bound = {**self.params, "page": self.size, "offset": offset}
+        rows: list[tuple[int, float]] = self.conn.execute(sql, bound).fetchall()
+        return rows
+
+    def blocks(
+        self, page: list[tuple[int, float]], settled: int
+    ) -> Iterator[list[tuple[float, str]]]:
+        """The first *settled* rows of *page* in blocks of whole scores, each block's rows of the
+        scope as ``(bm25, source_id)`` in contract order; blocks double in size."""
+        start = 0
+        while start < settled:
+            end = _block_end(page, min(start + self.block, settled), settled)
+            yield self._in_scope(page[start:end])
+            start = end
+            self.block = min(2 * self.block, self.paging.id_chunk)
+
+    def _in_scope(self, part: list[tuple[int, float]]) -> list[tuple[float, str]]:
+        located = _locate(self.conn, [rowid for rowid, _ in part], self.paging.id_chunk)
+        rows: list[tuple[float, str]] = []
+        for rowid, score in part:
+            source_id, tenant, person = located[rowid]
+            if (tenant, person) == self.scope:
+                self.read_scoped += 1
+                if source_id is not None:  # a NULL id never joins a source
+                    rows.append((score, source_id))
+        rows.sort()
+        return rows
+
+    def targets(self, rows: list[tuple[float, str]]) -> Iterator[Target]:
+        """The joined rows of *rows*, one sort group at a time; sources are resolved a block
+        ahead, so that work stops with the last row taken."""
+        index = resolved_to = 0
+        while index < len(rows):
+            if index >= resolved_to:
+                resolved_to = index + self._resolve_ahead(rows[index : index + self.block])
+            group_end = _group_end(rows, index)
+            source_id = rows[index][1]
+            claims = self.resolved[source_id] * (group_end - index)
+            for claim_id in sorted(claims, key=_claim_order):
+                yield ("source", source_id) if claim_id is None else ("claim", claim_id)
+            index = group_end
+
+    def _resolve_ahead(self, ahead: list[tuple[float, str]]) -> int:
+        fresh = sorted({source_id for _, source_id in ahead} - self.resolved.keys())
+        found = _resolve(self.conn, fresh, self.params, self.as_of, self.paging.id_chunk)
+        for source_id in fresh:
+            self.resolved[source_id] = found.get(source_id, [])
+        return len(ahead)
+
+    def advance(self, settled: int, emitted: int, row_limit: int) -> None:
+        """Start the next page after the *settled* rows, scoped once the scope proves sparse,
+        larger by what the rows found so far need."""
+        self.read_all += settled
+        if not self.scoped and self._scope_is_sparse(emitted, row_limit):
+            self.scoped = True
+        read = self.read_scoped if self.scoped else self.read_all
+        grown = _next_page_size(self.size, read, emitted, row_limit, self.paging.page_growth)
+        # A page of one tied score made no progress: it must grow to see past that score.
+        self.size = grown if settled else max(grown, 2 * self.size)
+
+    def _scope_is_sparse(self, emitted: int, row_limit: int) -> bool:
+        paging = self.paging
+        if not self.read_all or self.read_scoped >= paging.scoped_below * self.read_all:
+            return False
+        growth = paging.page_growth
+        next_size = _next_page_size(self.size, self.read_all, emitted, row_limit, growth)
+        return self.read_all + next_size > paging.scoped_after
+
+
 def _matching_rows(
     conn: sqlite3.Connection,
     match: str,
@@ -223,6 +362,7 @@ def _matching_rows(
     as_of: m.AsOf | None,
     row_limit: int,
     wanted: int,
+    paging: Paging = PAGING,
 ) -> Iterator[Target]:
     """The first *row_limit* qualifying rows of one FTS query as targets, lazily.
 
@@ -235,73 +375,21 @@ def _matching_rows(
     """
     params: dict[str, object] = {"match": match, "tenant": tenant_id, "person": person_id}
     if as_of is not None:
-        params["valid_at"] = as_of.valid_at
-        params["recorded_at"] = as_of.recorded_at
-    resolved: dict[str, list[str | None]] = {}
+        params.update(valid_at=as_of.valid_at, recorded_at=as_of.recorded_at)
+    walk = _Walk(conn, params, (tenant_id, person_id), as_of is not None, wanted, paging)
     emitted = 0
-    block = min(max(_FIRST_BLOCK, wanted), _ID_CHUNK)
-    size = max(_MIN_PAGE, _ROWS_PER_WANTED * wanted, 1)
-    # Final rows consumed so far: all of them, and those in the scope (the offsets of the two
-    # page queries: every row with a better score than the next page's first is among them).
-    read_all = read_scoped = 0
-    scoped = False
     while True:
-        sql = _FTS_SCOPED_PAGE if scoped else _FTS_PAGE
-        offset = read_scoped if scoped else read_all
-        page = conn.execute(sql, {**params, "page": size, "offset": offset}).fetchall()
-        settled = _settled(page, size)
-        start = 0
-        while start < settled:
-            # A block of whole scores: rows of one score are ordered by source id together.
-            end = min(start + block, settled)
-            while end < settled and page[end][1] == page[end - 1][1]:
-                end += 1
-            located = _locate(conn, [rowid for rowid, _ in page[start:end]])
-            rows: list[tuple[float, str]] = []
-            for rowid, score in page[start:end]:
-                source_id, tenant, person = located[rowid]
-                if tenant == tenant_id and person == person_id:
-                    read_scoped += 1
-                    if source_id is not None:  # a NULL id never joins a source
-                        rows.append((score, source_id))
-            rows.sort()
-            index = resolved_to = 0
-            while index < len(rows):
-                if index >= resolved_to:
-                    # Resolve sources a block at a time, so that work stops with the last row.
-                    ahead = rows[index : index + block]
-                    fresh = sorted({source_id for _, source_id in ahead} - resolved.keys())
-                    found = _resolve(conn, fresh, params, as_of is not None)
-                    for source_id in fresh:
-                        resolved[source_id] = found.get(source_id, [])
-                    resolved_to = index + len(ahead)
-                group_end = index + 1
-                while group_end < len(rows) and rows[group_end] == rows[index]:
-                    group_end += 1
-                source_id = rows[index][1]
-                claims = resolved[source_id] * (group_end - index)
-                claims.sort(key=lambda claim_id: (claim_id is not None, claim_id or ""))
-                for claim_id in claims:
-                    yield ("source", source_id) if claim_id is None else ("claim", claim_id)
-                    emitted += 1
-                    if emitted >= row_limit:
-                        return
-                index = group_end
-            start = end
-            block = min(2 * block, _ID_CHUNK)
-        if len(page) < size:
+        page = walk.page()
+        settled = _settled(page, walk.size)
+        for rows in walk.blocks(page, settled):
+            for target in walk.targets(rows):
+                yield target
+                emitted += 1
+                if emitted >= row_limit:
+                    return
+        if len(page) < walk.size:
             return
-        read_all += settled
-        if (
-            not scoped
-            and read_all
-            and read_scoped < _SCOPED_BELOW * read_all
-            and read_all + _next_page_size(size, read_all, emitted, row_limit) > _SCOPED_AFTER
-        ):
-            scoped = True
-        grown = _next_page_size(size, read_scoped if scoped else read_all, emitted, row_limit)
-        # A page of one tied score made no progress: it must grow to see past that score.
-        size = grown if settled else max(grown, 2 * size)
+        walk.advance(settled, emitted, row_limit)
 
 
 def matching_targets(
@@ -311,9 +399,12 @@ def matching_targets(
     person_id: str,
     as_of: m.AsOf | None,
     row_limit: int,
+    *,
+    paging: Paging = PAGING,
 ) -> list[Target]:
     """The first *row_limit* qualifying rows of one FTS query, as targets, duplicates included."""
-    return list(_matching_rows(conn, match, tenant_id, person_id, as_of, row_limit, row_limit))
+    rows = _matching_rows(conn, match, tenant_id, person_id, as_of, row_limit, row_limit, paging)
+    return list(rows)
 
 
 def lexical_ranking(
@@ -325,6 +416,7 @@ def lexical_ranking(
     candidate_limit: int,
     *,
     wanted: int | None = None,
+    paging: Paging = PAGING,
 ) -> list[Target]:
     """The lexical list of a search: phrase matches, then token-query recall, de-duplicated.
 
@@ -342,7 +434,9 @@ def lexical_ranking(
     seen: set[Target] = set()
     # A phrase that cannot match in scope, or too long to hand to FTS5, is not run (issue 18).
     phrase_rows = (
-        _matching_rows(conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit, wanted)
+        _matching_rows(
+            conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit, wanted, paging
+        )
         if phrase_is_worth_running(conn, query, tenant_id, person_id)
         else iter(())
     )
@@ -354,8 +448,9 @@ def lexical_ranking(
                 return ranking
     if queries.tokens is None:
         return ranking
+    still_wanted = wanted - len(ranking)
     for target in _matching_rows(
-        conn, queries.tokens, tenant_id, person_id, as_of, candidate_limit, wanted - len(ranking)
+        conn, queries.tokens, tenant_id, person_id, as_of, candidate_limit, still_wanted, paging
     ):
         if target not in seen:
             seen.add(target)

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.retrieval import keyword_trust
-from zkr.retrieval._bounds import search_budget
 from zkr.retrieval._fusion import Target
 from zkr.retrieval._materialize import materialize_all
 from zkr.retrieval._neighbours import MIN_SPREAD, anchor_times, neighbours
@@ -60,6 +59,7 @@ from zkr.retrieval._recall_tuning import (
 )
 from zkr.retrieval.fusion import DENSE_WEIGHT, LEXICAL_WEIGHT, RRF_K, fuse_scores, fuse_weighted
 from zkr.retrieval.keyword_trust import lexical_share
+from zkr.store.budget import search_budget
 
 if TYPE_CHECKING:
     from zkr.embeddings.dense import DenseRanks

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from zkr.enums import Ranking, bounded_limit
 from zkr.errors import NotFound
-from zkr.retrieval._bounds import search_budget
 from zkr.retrieval._fusion import Target, fuse
 from zkr.retrieval._lexical import lexical_ranking
 from zkr.retrieval._materialize import materialize, materialize_all
+from zkr.store.budget import search_budget
 from zkr.store.validation import require_scope, require_text
 
 if TYPE_CHECKING:

@@ -2,9 +2,8 @@
 
 ``sequence`` (has anything changed since?), ``claims`` (live claims by subject, predicate and a
 fragment of the value, each with the live sources supporting it) and ``captures`` (the newest live
-captures, optionally only those whose ingestion key has a prefix). Also the "now" floors of the
-``correct`` and ``delete`` tools: a host that says "now" must still land after what is stored, or
-a correction made in the same second as its claim would be refused.
+captures, optionally only those whose ingestion key has a prefix). (The "now" floors of the write
+tools are the writes layer's: :mod:`zkr.writes.now_floors`.)
 
 Every query is scoped to one (tenant, person): another scope's records look missing. A page of
 ``claims`` or ``captures`` holds at most :data:`~zkr.writes.profiles.MAX_READ_PAGE_BYTES` of compact
@@ -29,7 +28,7 @@ from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["captures", "claims", "correction_now_floor", "deletion_now_floor", "sequence"]
+__all__ = ["captures", "claims", "sequence"]
 
 _SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
 
@@ -149,54 +148,3 @@ def captures(db: Database, request: m.CapturesRequest) -> list[m.Capture]:
             )
             for row in rows
         )
-
-
-def _text(payload: dict[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) else None
-
-
-def correction_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
-    """The earliest ``valid_at``/``recorded_at`` a correction of the payload's claim can take:
-    just after the claim's own valid and recorded starts (nothing when the claim is not live)."""
-    claim_id = _text(payload, "claim_id")
-    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
-    if claim_id is None or tenant_id is None or person_id is None:
-        return {}
-    with db.atomic(write=False) as conn:
-        row = conn.execute(
-            "SELECT valid_from, recorded_from FROM claims "
-            "WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
-            (claim_id, tenant_id, person_id),
-        ).fetchone()
-    if row is None:
-        return {}
-    return {"valid_at": int(row[0]) + 1, "recorded_at": int(row[1]) + 1}
-
-
-def deletion_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
-    """The earliest ``deleted_at`` for the payload's source: not before it was recorded, and after
-    every live claim it supports was recorded (so that deleting can retract them)."""
-    source_id = _text(payload, "source_id")
-    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
-    if source_id is None or tenant_id is None or person_id is None:
-        return {}
-    with db.atomic(write=False) as conn:
-        source = conn.execute(
-            "SELECT recorded_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
-            (source_id, tenant_id, person_id),
-        ).fetchone()
-        supported = conn.execute(
-            "SELECT max(c.recorded_from) FROM evidence e "
-            "JOIN claim_evidence ce ON ce.evidence_id = e.id "
-            "AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id "
-            "JOIN claims c ON c.id = ce.claim_id "
-            "AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id "
-            "WHERE e.source_id = ? AND e.tenant_id = ? AND e.person_id = ? "
-            "AND c.status = 'accepted'",
-            (source_id, tenant_id, person_id),
-        ).fetchone()
-    floors = [int(source[0])] if source is not None else []
-    if supported is not None and supported[0] is not None:
-        floors.append(int(supported[0]) + 1)
-    return {"deleted_at": max(floors)} if floors else {}

@@ -3,7 +3,7 @@
 Two structures, both maintained by triggers in the same transaction as the change (so raw SQL, a
 replica's ``apply`` and another process's writes are covered exactly like zkr's own operations):
 
-``projection_lanes`` / ``projection_backlog`` (read by :mod:`zkr.embeddings.projections`)
+``projection_lanes`` / ``projection_backlog`` (read by :mod:`zkr.embeddings.backlog`)
     For every registered lane (scope, model, version) the backlog holds a superset of the targets
     ``projections`` may have to list. Invariant: *every candidate target (live source, live
     evidence of a live source, current claim) that has no certificate in ``embedding_checks`` for

@@ -11,7 +11,7 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
   columns later releases read unconditionally;
 * v2 locators, v3 scope indexes, v4 scope validation + core triggers, v5 claim kinds + profiles,
   v6 source origins + profile rewrite/deduplication, v7 claim interval check, v8 the export feed
-  (bootstrapped from current rows when empty, §7.5);
+  (bootstrapped from current rows when empty, §7.5: :mod:`zkr.store._feed_bootstrap`);
 * v9 (ours): ``embeddings.vector`` becomes a little-endian float32 BLOB; then every table, index
   and trigger a fresh database has (:func:`zkr.store.schema.create_current_schema`: the read-path
   indexes, the replica tables, ...) is created where missing and every trigger is reinstalled, so
@@ -41,20 +41,17 @@ import math
 import re
 import sqlite3
 import struct
-from collections.abc import Callable
 from typing import Any
 
-from zkr.errors import LimitExceeded, MigrationError
-from zkr.feed.commits import append_commit
-from zkr.store import fts_rows, recall_index, records, schema
-from zkr.store.records import ExportRecord
+from zkr.errors import MigrationError
+from zkr.store import fts_rows, recall_index, schema
+from zkr.store._feed_bootstrap import bootstrap_feed
 
 __all__ = ["legacy_vector_blob", "migrate_legacy"]
 
 _NAME = re.compile(
     r"CREATE\s+(?:VIRTUAL\s+|UNIQUE\s+)?(?:TABLE|INDEX|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)"
 )
-_MEMORY_TABLES = ("sources", "evidence", "claims", "profile_entries", "daily_reviews")
 
 
 def migrate_legacy(conn: sqlite3.Connection, version: int) -> None:
@@ -344,90 +341,6 @@ def _v8_export_feed(conn: sqlite3.Connection) -> None:
     _install(conn, schema.CORRECTION_TRIGGERS)
     if conn.execute("SELECT 1 FROM memory_commits LIMIT 1").fetchone() is None:
         bootstrap_feed(conn)
-
-
-def bootstrap_feed(conn: sqlite3.Connection) -> None:
-    """One commit per scope holding every current row of that scope (contract §7.5).
-
-    Deleted rows appear with their tombstones; there are no deletion or correction records, because
-    the releases before the feed did not keep correction lineage.
-
-    :raises MigrationError: a record would exceed the 1 MiB export compatibility limit.
-    """
-    union = " UNION ".join(f"SELECT tenant_id, person_id FROM {table}" for table in _MEMORY_TABLES)
-    scopes = conn.execute(f"{union} ORDER BY 1, 2").fetchall()
-    for tenant_id, person_id in scopes:
-        commit_records = _scope_snapshot(conn, tenant_id, person_id)
-        try:
-            append_commit(
-                conn,
-                tenant_id,
-                person_id,
-                _scope_recorded_at(conn, tenant_id, person_id),
-                commit_records,
-            )
-        except LimitExceeded as exc:
-            raise MigrationError(
-                "legacy authoritative record exceeds the 1048576-byte export compatibility limit"
-            ) from exc
-
-
-def _scope_recorded_at(conn: sqlite3.Connection, tenant_id: str, person_id: str) -> int:
-    # Deletion and embedding times do not count: only when rows were recorded.
-    parts = (
-        ("sources", "recorded_at"),
-        ("evidence", "recorded_at"),
-        ("claims", "recorded_from"),
-        ("profile_entries", "recorded_at"),
-        ("daily_reviews", "recorded_at"),
-    )
-    union = " UNION ALL ".join(
-        f"SELECT max({column}) AS t FROM {table} WHERE tenant_id = ?1 AND person_id = ?2"
-        for table, column in parts
-    )
-    row = conn.execute(f"SELECT max(t) FROM ({union})", (tenant_id, person_id)).fetchone()
-    return int(row[0])
-
-
-def _ids(conn: sqlite3.Connection, table: str, tenant_id: str, person_id: str) -> list[str]:
-    rows = conn.execute(
-        f"SELECT id FROM {table} WHERE tenant_id = ? AND person_id = ? ORDER BY id",
-        (tenant_id, person_id),
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
-def _scope_snapshot(conn: sqlite3.Connection, tenant_id: str, person_id: str) -> list[ExportRecord]:
-    builders: list[tuple[str, Callable[[sqlite3.Connection, str], ExportRecord]]] = [
-        ("sources", records.source_record),
-        ("evidence", records.evidence_record),
-        ("claims", records.claim_record),
-    ]
-    snapshot: list[ExportRecord] = []
-    try:
-        for table, build in builders:
-            snapshot.extend(build(conn, i) for i in _ids(conn, table, tenant_id, person_id))
-        links = conn.execute(
-            "SELECT claim_id, evidence_id FROM claim_evidence WHERE tenant_id = ? AND person_id = ?"
-            " ORDER BY claim_id, evidence_id",
-            (tenant_id, person_id),
-        ).fetchall()
-        snapshot.extend(
-            records.claim_evidence_record(conn, tenant_id, person_id, claim_id, evidence_id)
-            for claim_id, evidence_id in links
-        )
-        snapshot.extend(
-            records.profile_record(conn, i)
-            for i in _ids(conn, "profile_entries", tenant_id, person_id)
-        )
-        snapshot.extend(
-            records.daily_review_record(conn, i)
-            for i in _ids(conn, "daily_reviews", tenant_id, person_id)
-        )
-    except ValueError as exc:
-        # An enum or shape the export records cannot represent (hand-edited legacy data).
-        raise MigrationError(f"legacy record cannot be exported: {exc}") from exc
-    return snapshot
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ __all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_SECONDS = 5.0
-#: Default time one search may take before it fails with LimitExceeded (zkr.retrieval._bounds).
+#: Default time one search may take before it fails with LimitExceeded (zkr.store.budget).
 SEARCH_BUDGET_SECONDS = 5.0
 
 # Trigger messages of the schema (contract §3.4): a RAISE(ABORT, msg) surfaces as IntegrityError.

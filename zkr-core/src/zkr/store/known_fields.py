@@ -93,24 +93,33 @@ def _check_value(value: Any, annotation: Any) -> None:
     if origin is typing.Annotated:
         _check_value(value, typing.get_args(annotation)[0])
     elif origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(annotation):
-            if _fits(value, option):
-                _check_value(value, option)
-                return
+        _check_union_member(value, annotation)
     elif origin is list and isinstance(value, list):
         (item,) = typing.get_args(annotation) or (Any,)
         for element in value:
             _check_value(element, item)
     elif origin is dict and isinstance(value, dict):
-        # A map with free keys (records of an export page): every key is read, so all are known.
-        _, item = typing.get_args(annotation) or (str, Any)
-        for key, element in value.items():
-            if has_lone_surrogate(key):
-                raise RequestParseError(_LONE)
-            _check_value(element, item)
+        _check_map(value, annotation)
     elif isinstance(annotation, type) and issubclass(annotation, BaseModel):
         check_known_fields(value, annotation)
     # Any (the raw records of an export page): checked by ``apply`` against each record's model.
+
+
+def _check_union_member(value: Any, annotation: Any) -> None:
+    """Walk into the first member of the union that would read *value*."""
+    for option in typing.get_args(annotation):
+        if _fits(value, option):
+            _check_value(value, option)
+            return
+
+
+def _check_map(value: dict[Any, Any], annotation: Any) -> None:
+    """A map with free keys (records of an export page): every key is read, so all are known."""
+    _, item = typing.get_args(annotation) or (str, Any)
+    for key, element in value.items():
+        if has_lone_surrogate(key):
+            raise RequestParseError(_LONE)
+        _check_value(element, item)
 
 
 def _fits(value: Any, option: Any) -> bool:

@@ -31,8 +31,8 @@ from enum import Enum
 
 from zkr import models as m
 from zkr.errors import LimitExceeded
-from zkr.feed.commits import MAX_EXPORT_RECORD_BYTES
 from zkr.store.analysis import index_text
+from zkr.store.commits import MAX_EXPORT_RECORD_BYTES
 from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import (
     AFTER,
@@ -362,7 +362,7 @@ class CaptureBatch:
             index_source(self.conn, item.source_id)
 
     def _append_commits(self, pending: list[_Pending]) -> None:
-        """One commit per capture, as :func:`zkr.feed.commits.append_commit` appends it."""
+        """One commit per capture, as :func:`zkr.store.commits.append_commit` appends it."""
         conn = self.conn
         (before,) = conn.execute("SELECT coalesce(max(sequence), 0) FROM memory_commits").fetchone()
         conn.executemany(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
-from zkr.feed.commits import append_commit
+from zkr.store.commits import append_commit
 from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import index_capture, statement_text
 from zkr.store.records import (

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.feed.commits import append_commit
+from zkr.store.commits import append_commit
 from zkr.store.recall_index import index_capture
 from zkr.store.records import (
     ExportRecord,

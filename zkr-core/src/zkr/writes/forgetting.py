@@ -13,26 +13,26 @@ fact of the erasure (``erasures``, the feed record, ``history``). See ``docs/era
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.feed.commits import append_commit
 from zkr.feed.erasure import erase, feed_dependents
-from zkr.retrieval.lookups import deletion_now_floor
+from zkr.store.commits import append_commit
 from zkr.store.records import (
+    ExportRecord,
     claim_record,
     deletion_record,
     evidence_record,
     source_record,
 )
 from zkr.store.validation import require_scope
-from zkr.writes.deletion import tombstone, tombstone_records
+from zkr.writes.deletion import Tombstone, tombstone, tombstone_records
 
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["erasure_now_floor", "forget"]
+__all__ = ["forget"]
 
 _SUPPORTS = "'\"supports\"'"
 
@@ -67,58 +67,57 @@ def forget(db: Database, request: m.ForgetRequest) -> m.ForgetResult:
         done = None
         if deleted_at is None:
             done = tombstone(conn, tenant, person, source_id, at, field="erased_at")
-        elif at < recorded_at:
-            raise InvalidRequest("erased_at cannot predate source recording")
-        elif at < deleted_at:
-            raise InvalidRequest("erased_at cannot predate source deletion")
-        erasure, removed_profiles = _erase(conn, tenant, person, source_id, at)
-        if done is not None:
-            records = tombstone_records(conn, done)
         else:
-            records = [source_record(conn, source_id)]
-            records.extend(evidence_record(conn, eid) for eid in erasure.evidence_ids)
-        written = {(kind, getattr(body, "id", None)) for kind, body in records}
-        records.extend(
-            claim_record(conn, claim_id)
-            for claim_id in erasure.claim_ids
-            if ("claim", claim_id) not in written
-        )
-        already_deleted = {
-            body.target.id
-            for _, body in records
-            if isinstance(body, m.DeletionRecord) and body.target.kind is m.MemoryKind.profile_entry
-        }
-        records.extend(
-            deletion_record(tenant, person, m.MemoryKind.profile_entry, entry_id, at)
-            for entry_id in removed_profiles
-            if entry_id not in already_deleted
-        )
-        records.append(("erasure", erasure))
+            _check_after_deletion(at, recorded_at, deleted_at)
+        erasure, removed_profiles = _erase(conn, tenant, person, source_id, at)
+        records = _erasure_records(conn, erasure, done, removed_profiles)
         append_commit(conn, tenant, person, at, records)
     if not nested:
         db.checkpoint()
     return _result(erasure)
 
 
-def erasure_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
-    """The earliest ``erased_at`` a host's "now" may take for the payload's source: what
-    ``delete`` needs (:func:`~zkr.retrieval.lookups.deletion_now_floor`), and not before the
-    source's deletion when it is already deleted."""
-    floor = deletion_now_floor(db, payload).get("deleted_at")
-    source_id, tenant_id, person_id = (
-        payload.get("source_id"),
-        payload.get("tenant_id"),
-        payload.get("person_id"),
+def _check_after_deletion(at: int, recorded_at: int, deleted_at: int) -> None:
+    """An already deleted source is erased no earlier than it was recorded and deleted."""
+    if at < recorded_at:
+        raise InvalidRequest("erased_at cannot predate source recording")
+    if at < deleted_at:
+        raise InvalidRequest("erased_at cannot predate source deletion")
+
+
+def _erasure_records(
+    conn: sqlite3.Connection,
+    erasure: m.ErasureRecord,
+    done: Tombstone | None,
+    removed_profiles: list[str],
+) -> list[ExportRecord]:
+    """The commit of a forget: the deletion's records (or, for a source deleted before, the
+    erased source and evidence), every erased claim once, the removed profile entries' deletions
+    and the erasure record last."""
+    tenant, person, at = erasure.tenant_id, erasure.person_id, erasure.erased_at
+    if done is not None:
+        records = tombstone_records(conn, done)
+    else:
+        records = [source_record(conn, erasure.source_id)]
+        records.extend(evidence_record(conn, eid) for eid in erasure.evidence_ids)
+    written = {(kind, getattr(body, "id", None)) for kind, body in records}
+    records.extend(
+        claim_record(conn, claim_id)
+        for claim_id in erasure.claim_ids
+        if ("claim", claim_id) not in written
     )
-    if isinstance(source_id, str) and isinstance(tenant_id, str) and isinstance(person_id, str):
-        with db.atomic(write=False) as conn:
-            row = conn.execute(
-                "SELECT deleted_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
-                (source_id, tenant_id, person_id),
-            ).fetchone()
-        if row is not None and row[0] is not None:
-            floor = row[0] if floor is None else max(floor, row[0])
-    return {} if floor is None else {"erased_at": floor}
+    already_deleted = {
+        body.target.id
+        for _, body in records
+        if isinstance(body, m.DeletionRecord) and body.target.kind is m.MemoryKind.profile_entry
+    }
+    records.extend(
+        deletion_record(tenant, person, m.MemoryKind.profile_entry, entry_id, at)
+        for entry_id in removed_profiles
+        if entry_id not in already_deleted
+    )
+    records.append(("erasure", erasure))
+    return records
 
 
 def _erase(

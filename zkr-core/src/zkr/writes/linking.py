@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
-from zkr.feed.commits import append_commit
+from zkr.store.commits import append_commit
 from zkr.store.recall_index import refresh_evidence_sources
 from zkr.store.records import claim_evidence_record
 from zkr.store.validation import require_scope, require_text

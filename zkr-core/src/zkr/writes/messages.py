@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from zkr import models as m
 from zkr.errors import InvalidRequest, ZkrError
 from zkr.models import I64_MAX, I64_MIN
+from zkr.plugins.importers import Message  # what importers read; stored here
 from zkr.store.validation import is_blank, require_scope, require_text
 from zkr.writes.bulk import CaptureBatch, KeyState
 
@@ -42,27 +43,6 @@ __all__ = [
 ]
 
 _U64_MAX = 2**63 - 1  # what the locator columns can store
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message of a conversation (or one note) to capture."""
-
-    #: The ingestion key, derived from the source's ids (``chatgpt:<conversation>:<message>``).
-    key: str
-    #: The message's text, stored verbatim (not blank).
-    text: str
-    #: When it was written, seconds since the Unix epoch (may carry a fraction).
-    at: float
-    #: The source: ``chatgpt``, ``claude``, ``mem0``, ``notes``, ``google-adk:<app>``.
-    source: str
-    #: The conversation (session, thread, notes folder) it belongs to.
-    conversation_id: str
-    #: Its own id inside the conversation.
-    message_id: str
-    #: Who wrote it: ``user``, ``assistant``, an agent's name.
-    author: str
-    kind: m.SourceKind = m.SourceKind.conversation
 
 
 @dataclass

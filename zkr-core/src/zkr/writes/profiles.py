@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound
-from zkr.feed.commits import append_commit
 from zkr.jsonio import compact_len, ordered_dumps
 from zkr.store.believed import corrected_after
+from zkr.store.commits import append_commit
 from zkr.store.records import daily_review_record, profile_record
 from zkr.store.validation import new_id, require_scope, require_text
 

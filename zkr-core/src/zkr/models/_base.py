@@ -1,0 +1,87 @@
+"""The pieces every model shares: strict integer and text types, shared field descriptions,
+the request and record bases, scope and references.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from zkr.enums import (
+    I64_MAX,
+    I64_MIN,
+    MemoryKind,
+    TargetKind,
+)
+
+# Integer fields refuse floats (even 10.0), booleans, strings and null, and out-of-range values.
+Timestamp = Annotated[int, Field(strict=True, ge=I64_MIN, le=I64_MAX)]
+I64 = Timestamp
+U16 = Annotated[int, Field(strict=True, ge=0, le=2**16 - 1)]
+U32 = Annotated[int, Field(strict=True, ge=0, le=2**32 - 1)]
+U64 = Annotated[int, Field(strict=True, ge=0, le=2**64 - 1)]
+Limit = U32
+# Export feed positions (an upstream's numbers, checked before ``apply`` stages anything).
+FeedSequence = Annotated[int, Field(strict=True, ge=1, le=I64_MAX)]
+Count = Annotated[int, Field(strict=True, ge=1, le=I64_MAX)]
+Index = Annotated[int, Field(strict=True, ge=0, le=I64_MAX)]
+Text = Annotated[str, Field(strict=True)]
+# Vector elements accept JSON integers and decimals (rounded to float32 by the operations).
+VectorElement = Annotated[float, Field(strict=True, allow_inf_nan=True)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Shared pieces
+# ----------------------------------------------------------------------------------------------
+
+# Descriptions that many fields share (one wording everywhere).
+_TENANT = "The tenant (an installation or account) the memory belongs to."
+_PERSON = "The person, inside the tenant, whose memory this is."
+_EPOCH = "seconds since the Unix epoch"
+_LIMIT = "How many items to return: 0 means the default 10, more than 100 means 100."
+
+
+def _at(what: str) -> str:
+    """The description of a timestamp field: what it marks, and its unit."""
+    return f"{what} ({_EPOCH})."
+
+
+# ``defer_build``: a model's validator is built the first time it is used, not at import, so a
+# one-shot command pays only for the few models it touches (start-up time, issue 14).
+class _Request(BaseModel):
+    """Requests ignore unknown fields (the contract's rule for every command but ``profile``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True, defer_build=True)
+
+
+class ScopedRequest(_Request):
+    """A request inside one (tenant, person) scope; another scope's records look missing."""
+
+    tenant_id: Text = Field(description=_TENANT)
+    person_id: Text = Field(description=_PERSON)
+
+
+class TargetRef(_Request):
+    """A reference to one record: ``{"kind": "source"|"evidence"|"claim", "id": ...}``."""
+
+    kind: TargetKind = Field(description="The kind of record.")
+    id: Text = Field(description="The record's id.")
+
+
+class MemoryRef(_Record):
+    """A reference to one record of memory: its kind and id."""
+
+    kind: MemoryKind = Field(description="The kind of record.")
+    id: Text = Field(description="The record's id.")
+
+
+class TimeRange(_Record):
+    """A half-open interval ``[from, until)``; ``until`` null means still open."""
+
+    from_: I64 = Field(alias="from", description=_at("Start, included"))
+    until: I64 | None = Field(description=_at("End, excluded; null while the interval is open"))

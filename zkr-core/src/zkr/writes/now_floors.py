@@ -1,0 +1,88 @@
+"""The "now" floors of the write tools: the earliest time a host's "now" may take.
+
+A host that fills ``valid_at``/``recorded_at``, ``deleted_at`` or ``erased_at`` with "now" must
+still land after what is stored, or a correction made in the same second as its claim would be
+refused. The operation table names these in each write's ``ToolProjection`` (``now_floor``); they
+only read, and answer nothing (``{}``) when the payload does not name a live record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zkr.store.database import Database
+
+__all__ = ["correction_now_floor", "deletion_now_floor", "erasure_now_floor"]
+
+
+def _text(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
+
+
+def correction_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
+    """The earliest ``valid_at``/``recorded_at`` a correction of the payload's claim can take:
+    just after the claim's own valid and recorded starts (nothing when the claim is not live)."""
+    claim_id = _text(payload, "claim_id")
+    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
+    if claim_id is None or tenant_id is None or person_id is None:
+        return {}
+    with db.atomic(write=False) as conn:
+        row = conn.execute(
+            "SELECT valid_from, recorded_from FROM claims "
+            "WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
+            (claim_id, tenant_id, person_id),
+        ).fetchone()
+    if row is None:
+        return {}
+    return {"valid_at": int(row[0]) + 1, "recorded_at": int(row[1]) + 1}
+
+
+def deletion_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
+    """The earliest ``deleted_at`` for the payload's source: not before it was recorded, and after
+    every live claim it supports was recorded (so that deleting can retract them)."""
+    source_id = _text(payload, "source_id")
+    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
+    if source_id is None or tenant_id is None or person_id is None:
+        return {}
+    with db.atomic(write=False) as conn:
+        source = conn.execute(
+            "SELECT recorded_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
+            (source_id, tenant_id, person_id),
+        ).fetchone()
+        supported = conn.execute(
+            "SELECT max(c.recorded_from) FROM evidence e "
+            "JOIN claim_evidence ce ON ce.evidence_id = e.id "
+            "AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id "
+            "JOIN claims c ON c.id = ce.claim_id "
+            "AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id "
+            "WHERE e.source_id = ? AND e.tenant_id = ? AND e.person_id = ? "
+            "AND c.status = 'accepted'",
+            (source_id, tenant_id, person_id),
+        ).fetchone()
+    floors = [int(source[0])] if source is not None else []
+    if supported is not None and supported[0] is not None:
+        floors.append(int(supported[0]) + 1)
+    return {"deleted_at": max(floors)} if floors else {}
+
+
+def erasure_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
+    """The earliest ``erased_at`` a host's "now" may take for the payload's source: what
+    ``delete`` needs (:func:`deletion_now_floor`), and not before the
+    source's deletion when it is already deleted."""
+    floor = deletion_now_floor(db, payload).get("deleted_at")
+    source_id, tenant_id, person_id = (
+        payload.get("source_id"),
+        payload.get("tenant_id"),
+        payload.get("person_id"),
+    )
+    if isinstance(source_id, str) and isinstance(tenant_id, str) and isinstance(person_id, str):
+        with db.atomic(write=False) as conn:
+            row = conn.execute(
+                "SELECT deleted_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
+                (source_id, tenant_id, person_id),
+            ).fetchone()
+        if row is not None and row[0] is not None:
+            floor = row[0] if floor is None else max(floor, row[0])
+    return {} if floor is None else {"erased_at": floor}
