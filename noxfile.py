@@ -97,6 +97,7 @@ GENERATORS = (
     ("zkr._generate_methods", ("--write",), ("--check",)),
     ("zkr_openclaw_bridge.tool_list", (), ("--check",)),
     ("zkr_mcp.docs", ("--write", "docs/zkr-mcp.md"), ("--check", "docs/zkr-mcp.md")),
+    ("zkr_mcp.registry", ("--write",), ("--check",)),
 )
 
 
@@ -241,8 +242,9 @@ def wheels(session: nox.Session) -> None:
     """Release rehearsal: every distribution's sdist and wheel (``uv build``), ``twine check
     --strict``, then all of them installed together in a fresh virtualenv from a wheelhouse alone
     (``--no-index``; their dependencies are downloaded into it first, as the locked versions), and
-    ``zkr``, ``zkr mcp``, ``zkr web`` and every console script answer there. What a release would
-    publish works before any name is on the package index."""
+    ``zkr``, ``zkr mcp``, ``zkr web`` and every console script answer there; then every README's
+    install and first-use blocks run against those wheels (``scripts/readme_blocks.py``). What a
+    release would publish works before any name is on the package index."""
     session.install("twine>=6", "pip")
     tmp = Path(session.create_tmp())
     dist = tmp / "dist"
@@ -279,6 +281,16 @@ def wheels(session: nox.Session) -> None:
         external=True,
     )  # fmt: skip
     session.run(str(python), "scripts/smoke_wheels.py", external=True)
+    # Every README's install and first-use blocks, each README in a fresh copy of the checkout
+    # and a fresh venv, the wheels standing in for PyPI (hatchling too: `pip install ./zkr-core`
+    # builds from source).
+    session.run(
+        "python", "-m", "pip", "download", "-q", "--only-binary=:all:", "--dest", str(house),
+        "hatchling>=1.24",
+    )  # fmt: skip
+    session.run(
+        "python", "scripts/readme_blocks.py", "--find-links", str(dist), "--find-links", str(house),
+    )  # fmt: skip
 
 
 #: The Claude Code whose plugin validator checks zkr-agent-hooks' plugin (npm; no account needed).

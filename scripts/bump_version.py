@@ -38,6 +38,7 @@ def _patterns(old: str) -> list[tuple[str, re.Pattern[str]]]:
         ("*/pyproject.toml", re.compile(rf'"zkr-[a-z0-9-]+=={v}[",\]]')),
         ("*/src/*/plugin/*.json", re.compile(rf'"version": "{v}"')),
         ("*/src/*/claude_plugin/.claude-plugin/plugin.json", re.compile(rf'"version": "{v}"')),
+        ("zkr-mcp/server.json", re.compile(rf'"version": "{v}"')),
         ("*.md", re.compile(rf"`zkr {v}`")),
         ("*/*.md", re.compile(rf"`zkr {v}`")),
     ]

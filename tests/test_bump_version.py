@@ -63,6 +63,8 @@ def test_every_version_literal_is_rewritten_and_nothing_else(checkout: Path) -> 
     for manifest in checkout.glob("*/src/*/claude_plugin/.claude-plugin/plugin.json"):
         assert '"version": "9.8.7"' in manifest.read_text("utf-8")
     assert "`zkr 9.8.7`" in (checkout / "zkr-cli/README.md").read_text("utf-8")
+    # The MCP Registry entry: the server's version and its PyPI package's.
+    assert (checkout / "zkr-mcp/server.json").read_text("utf-8").count('"version": "9.8.7"') == 2
     # Only the changed files differ, and only where the literal stood: an older release named in
     # prose and a dependency that happens to share the version stay as they were.
     for path, text in before.items():

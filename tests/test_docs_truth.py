@@ -88,3 +88,21 @@ def test_every_host_readme_names_every_tool_the_host_offers() -> None:
         )
         missing = sorted(name for name in names if f"`{name}`" not in text)
         assert not missing, f"{dist}/README.md does not name {missing}"
+
+
+def test_every_readme_has_an_install_block_the_wheels_session_runs() -> None:
+    # scripts/readme_blocks.py (run by `nox -s wheels`) runs the blocks marked <!-- readme-test -->;
+    # a README without one would be silently untested.
+    import importlib.util
+    import sys
+
+    script = ROOT / "scripts" / "readme_blocks.py"
+    spec = importlib.util.spec_from_file_location("readme_blocks", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["readme_blocks"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    for readme in module.readmes(ROOT):
+        blocks = list(module.marked_blocks(readme))
+        assert blocks, f"{readme.relative_to(ROOT)} marks no install block"
+        assert all(block.text.strip() for block in blocks)

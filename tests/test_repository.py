@@ -8,6 +8,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Every published distribution: the workspace's members (a new one is covered without an edit).
 DISTRIBUTIONS: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"][
@@ -127,3 +129,37 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     ]
     # Strict mode and the checkout root, then the README's command verbatim and nothing else.
     assert lines == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', announced]
+
+
+def test_every_distribution_is_described_for_the_package_index() -> None:
+    # What PyPI shows and filters on: a summary, keywords, the Python versions CI tests (nox's
+    # hermes matrix runs 3.11-3.13), that the package is typed (it ships py.typed) and its status.
+    # No licence classifier: `license = "ISC"` is the SPDX expression, and PEP 639 forbids both.
+    for dist in DISTRIBUTIONS:
+        project = _project(dist)
+        classifiers = project.get("classifiers")
+        assert isinstance(classifiers, list), dist
+        for version in ("3.11", "3.12", "3.13"):
+            assert f"Programming Language :: Python :: {version}" in classifiers, dist
+        assert "Typing :: Typed" in classifiers and list((ROOT / dist).glob("src/*/py.typed")), dist
+        assert any(c.startswith("Development Status ::") for c in classifiers), dist
+        assert not any(c.startswith("License ::") for c in classifiers), dist
+        assert project.get("keywords") and project.get("description"), dist
+        assert project.get("requires-python") == ">=3.11", dist
+
+
+def test_the_release_workflow_tests_the_wheels_before_publishing_them_without_a_token() -> None:
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text("utf-8"))
+    jobs = workflow["jobs"]
+    build = "\n".join(str(step.get("run", "")) for step in jobs["build-and-test"]["steps"])
+    # The release rehearsal CI runs too: every wheel built, checked, installed alone, READMEs run.
+    assert "nox -s wheels" in build and "GITHUB_REF_NAME" in build
+    publish = jobs["publish-pypi"]
+    assert publish["needs"] == "build-and-test"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert any("gh-action-pypi-publish" in step.get("uses", "") for step in publish["steps"])
+    # Trusted publishing: no stored password or token anywhere in the workflow.
+    text = (ROOT / ".github/workflows/release.yml").read_text("utf-8")
+    assert "secrets." not in text and "password" not in text
+    assert jobs["publish-mcp-registry"]["needs"] == "publish-pypi"

@@ -44,17 +44,57 @@ def test_help_text_layout(run: Run) -> None:
     assert lines[0] == "zkr --db PATH COMMAND"
     assert lines[1] == ""
     assert "one JSON object from stdin" in lines[2] and "JSON to stdout" in lines[2]
-    commands = lines[3:]
+    commands = lines[3 : lines.index("", 3)]
     names = [line.split()[0] for line in commands]
     # The contract's commands first, in its order; `help` last; additions in between.
     assert names[: len(CONTRACT_COMMANDS)] == CONTRACT_COMMANDS
     assert names[-1] == "help"
     assert {"serve", "plugins"} <= set(names)
     for line, name in zip(commands, names, strict=True):
-        assert line.startswith("  " + name)
-        # two-space indent, name padded to a 13-character column, then the description
-        assert line[2:15] == name.ljust(13)
-        assert line[15] != " " and line[15:].strip()
+        assert line.startswith("  " + name + " ")
+        if len(name) < 13:
+            # two-space indent, name padded to a 13-character column, then the description
+            assert line[2:15] == name.ljust(13)
+            assert line[15] != " " and line[15:].strip()
+    # Additions after the list: zkr's options, then every shared setting's variable.
+    rest = lines[len(commands) + 3 :]
+    assert rest[:2] == ["", "Options:"]
+    assert any(line.split()[0] == "--db" for line in rest[2:])
+    from zkr.settings import SETTINGS
+
+    variables = {line.split()[0] for line in rest if line.startswith("  ZKR_")}
+    assert variables == {setting.env for setting in SETTINGS.values()}
+
+
+def test_help_lists_every_installed_plugin_command() -> None:
+    # zkr mcp, zkr web, ... are listed from their distributions' metadata, not by loading them;
+    # the listed names are exactly the commands the installed plugins' hooks add.
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ZKR_LOAD_PLUGINS"}
+    helped = subprocess.run(
+        [sys.executable, "-m", "zkr_cli", "--help"], capture_output=True, env=env, check=True
+    )
+    listed = {line.split()[0] for line in helped.stdout.decode().splitlines() if line[:2] == "  "}
+    built = subprocess.run(
+        [sys.executable, "-c", "from zkr_cli.cli import build_cli; print(*build_cli().commands)"],
+        capture_output=True,
+        env=env,
+        check=True,
+    )
+    registered = set(built.stdout.decode().split())
+    assert registered <= listed
+    from zkr_cli._plugin_index import plugin_commands
+
+    assert {name for name, _ in plugin_commands()} == registered - {"serve", "plugins", "import"}
+
+
+def test_help_lists_only_the_plugins_zkr_would_load(run: Run) -> None:
+    # cli_env sets ZKR_LOAD_PLUGINS="" (load none): no plugin command is listed.
+    names = {line.split()[0] for line in _help_ok(run()).splitlines() if line[:2] == "  "}
+    assert "web" not in names and "mcp" not in names
 
 
 @pytest.mark.parametrize("argv", [[], ["help"], ["--help"], ["-h"]])

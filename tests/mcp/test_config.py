@@ -39,10 +39,19 @@ def test_the_environment_fills_what_flags_leave_out_and_flags_win() -> None:
     assert (settings.transport, settings.port, settings.embedder) == ("stdio", 7, None)
 
 
+def test_the_database_defaults_to_zkrs_own() -> None:
+    # As for every zkr command: $ZKR_DB, else ~/.zkr/memory.db (the one-line `uvx zkr-mcp`).
+    import os
+
+    scope = ["--tenant", "t", "--person", "p"]
+    assert parse_settings(scope, {}).db == os.path.expanduser("~/.zkr/memory.db")
+    assert parse_settings(scope, {"ZKR_DB": "env.db"}).db == "env.db"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--tenant", "t", "--person", "p"], "--db (or ZKR_DB) is required"),
+        (["--db", " ", "--tenant", "t", "--person", "p"], "--db (or ZKR_DB) is required"),
         (["--db", "m.db", "--person", "p"], "--tenant (or ZKR_TENANT) is required"),
         (["--db", "m.db", "--tenant", "t", "--person", "  "], "--person (or ZKR_PERSON)"),
         (["--db", "m.db", "--tenant", "t", "--person", "p", "--port", "x"], "--port must be"),

@@ -29,3 +29,14 @@ SUMMARIES: tuple[tuple[str, str], ...] = (
     ("captures", "list the newest live captures"),
     ("scopes", "list a tenant's persons, paged"),
 )
+
+#: Every shared setting (``zkr.settings.SETTINGS``): its variable and one help line.
+SETTINGS: tuple[tuple[str, str], ...] = (
+    ("ZKR_DB", "the database file (default ~/.zkr/memory.db)"),
+    ("ZKR_TENANT", "the tenant of the person whose memory is served"),
+    ("ZKR_PERSON", "the person whose memory is served"),
+    ("ZKR_RANKING", "how a search ranks when its request names no ranking (default recall)"),
+    ("ZKR_EMBEDDER", "an installed embedder, MODEL/VERSION"),
+    ("ZKR_WEB_PORT", "the port of zkr-web's page on 127.0.0.1 (default 8765)"),
+    ("ZKR_MCP_PORT", "the port of zkr-mcp's streamable HTTP transport (default 8766)"),
+)

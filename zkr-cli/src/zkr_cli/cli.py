@@ -107,8 +107,8 @@ def _import_command() -> click.Command:
     @click.argument("file")
     @click.option("--format", "output_format", type=click.Choice(FORMATS), default="json")
     @click.option("--from", "source_format", default=None, help="the export's format")
-    @click.option("--tenant", default=None, help="tenant of --from (default $ZKR_TENANT_ID)")
-    @click.option("--person", default=None, help="person of --from (default $ZKR_PERSON_ID)")
+    @click.option("--tenant", default=None, help="tenant of --from (default $ZKR_TENANT)")
+    @click.option("--person", default=None, help="person of --from (default $ZKR_PERSON)")
     @click.pass_obj
     def import_(
         ctx: ZkrContext,
@@ -148,16 +148,16 @@ def _import_from(
     person: str | None,
 ) -> int:
     """``zkr import --from FORMAT``: see :mod:`zkr_cli.importing_from`."""
-    import os
     import time
     from pathlib import Path
 
     from zkr.errors import ZkrError
+    from zkr.settings import PERSON, TENANT
     from zkr_cli._io import fail_as
     from zkr_cli.importing_from import import_from, importer_named
 
-    tenant = tenant or os.environ.get("ZKR_TENANT_ID") or ""
-    person = person or os.environ.get("ZKR_PERSON_ID") or ""
+    tenant = tenant or TENANT.value()
+    person = person or PERSON.value()
     try:
         summary = import_from(
             ctx.open_db,

@@ -26,7 +26,8 @@ SUMMARIES_PATH = Path(__file__).with_name("_summaries.py")
 
 
 def summaries() -> str:
-    """The source of ``zkr_cli/_summaries.py``: every operation's name and summary, table order."""
+    """The source of ``zkr_cli/_summaries.py``: every operation's name and summary, table order,
+    and every shared setting's variable and help line."""
     from zkr.operations import OPERATIONS
 
     # Double-quoted literals (json.dumps), as ruff format writes them: the file stays formatted.
@@ -43,6 +44,27 @@ def summaries() -> str:
         "SUMMARIES: tuple[tuple[str, str], ...] = (\n"
         f"{rows}"
         ")\n"
+        "\n"
+        "#: Every shared setting (``zkr.settings.SETTINGS``): its variable and one help line.\n"
+        "SETTINGS: tuple[tuple[str, str], ...] = (\n"
+        f"{_setting_rows()}"
+        ")\n"
+    )
+
+
+def _setting_line(help_text: str, default: str) -> str:
+    # The help's first clause, in the lower case of a help line, and the built-in default.
+    clause = help_text.split(":")[0].split(". ")[0].rstrip(".")
+    line = clause[:1].lower() + clause[1:]
+    return f"{line} (default {default})" if default else line
+
+
+def _setting_rows() -> str:
+    from zkr.settings import SETTINGS
+
+    return "".join(
+        f"    ({json.dumps(s.env)}, {json.dumps(_setting_line(s.help, s.default))}),\n"
+        for s in SETTINGS.values()
     )
 
 

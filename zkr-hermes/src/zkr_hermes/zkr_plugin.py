@@ -1,6 +1,7 @@
 """zkr's plugin entry point for zkr-hermes (entry-point group ``zkr``, name ``hermes``).
 
-Registers Hermes as a host, so ``zkr plugins`` lists it with its install line and health.
+Registers Hermes as a host, so ``zkr plugins`` lists it with its install line and health, and
+adds ``zkr hermes ARGS`` (``zkr-hermes ARGS``: install, status).
 Import-light: zkr loads this for its plugin commands, so everything else loads inside the hook.
 """
 
@@ -12,9 +13,11 @@ from typing import TYPE_CHECKING
 from zkr import hookimpl
 
 if TYPE_CHECKING:
+    import click
+
     from zkr.plugins.hosts import HostAdapter
 
-__all__ = ["zkr_register_hosts"]
+__all__ = ["zkr_register_commands", "zkr_register_hosts"]
 
 
 @hookimpl
@@ -23,3 +26,15 @@ def zkr_register_hosts(register: Callable[[HostAdapter], None]) -> None:
     from zkr_hermes.host import HermesHost
 
     register(HermesHost())
+
+
+# optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
+@hookimpl(optionalhook=True)
+def zkr_register_commands(cli: click.Group) -> None:
+    """Add ``zkr hermes`` (zkr-hermes's subcommands)."""
+    from zkr_cli.passthrough import add_passthrough
+    from zkr_hermes.__main__ import main
+
+    add_passthrough(
+        cli, "hermes", "zkr as Hermes Agent's memory: install, status (zkr hermes --help).", main
+    )

@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve one person's zkr memory to MCP clients (stdio or streamable HTTP).",
         epilog="Every flag can also come from the environment variable named in its help.",
     )
-    parser.add_argument("--db", help="database file (ZKR_DB)")
+    parser.add_argument("--db", help="database file (ZKR_DB, default ~/.zkr/memory.db)")
     parser.add_argument("--tenant", help="tenant id of the scope served (ZKR_TENANT)")
     parser.add_argument("--person", help="person id of the scope served (ZKR_PERSON)")
     parser.add_argument(
@@ -158,9 +158,13 @@ def parse_settings(argv: Sequence[str], environ: Mapping[str, str]) -> Settings:
     values: dict[str, str] = {}
     for name, variable in ENVIRONMENT.items():
         value = args.get(name)
-        if value is None and name in SHARED:
-            # The shared reading: old spellings with a warning; the database has no default here.
-            value = SHARED[name].value(environ) if name != "db" else environ.get(variable)
+        if value is None and name == "db":
+            # zkr's database unless told otherwise ($ZKR_DB, else ~/.zkr/memory.db), as for every
+            # zkr command: `uvx zkr-mcp --tenant me --person me` is the whole configuration.
+            value = zkr_settings.default_db(environ)
+        elif value is None and name in SHARED:
+            # The shared reading: old spellings with a warning.
+            value = SHARED[name].value(environ)
         elif value is None:
             value = environ.get(variable)
         if value is not None:

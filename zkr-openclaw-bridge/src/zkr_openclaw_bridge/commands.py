@@ -5,6 +5,7 @@ program of its own: it runs the user's ``zkr`` with the database it was configur
 
 * ``zkr --db PATH openclaw-tool``: one call ``{"tenant_id","person_id","tool","args"}`` on stdin,
   one line on stdout (the conventions of every zkr command).
+* ``zkr openclaw ARGS``: ``zkr-openclaw-bridge ARGS`` (install, plugin-dir).
 * ``zkr --db PATH openclaw-serve``: ``zkr serve`` (the contract's commands as JSON lines) that also
   answers ``{"command": "openclaw-tool", ...}``, so the plugin keeps one warm process per database.
 """
@@ -44,10 +45,16 @@ def _run_tool(db: MemoryDb, payload: Any) -> Any:
 
 
 def add_commands(cli: click.Group) -> None:
-    """Register both commands on zkr's click group."""
+    """Register the three commands on zkr's click group."""
     import click
 
     from zkr_cli.cli import ZkrContext
+    from zkr_cli.passthrough import add_passthrough
+    from zkr_openclaw_bridge.__main__ import main
+
+    add_passthrough(
+        cli, "openclaw", "zkr as OpenClaw's memory: install, plugin-dir (--help).", main
+    )
 
     @cli.command(name=TOOL_COMMAND, help="Answer one OpenClaw tool call (JSON on stdin).")
     @click.pass_obj

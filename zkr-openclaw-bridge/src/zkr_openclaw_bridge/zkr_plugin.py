@@ -30,7 +30,7 @@ def zkr_register_hosts(register: Callable[[HostAdapter], None]) -> None:
 # optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
 @hookimpl(optionalhook=True)
 def zkr_register_commands(cli: click.Group) -> None:
-    """Add ``openclaw-tool`` and ``openclaw-serve`` to the ``zkr`` command line."""
+    """Add ``openclaw``, ``openclaw-tool`` and ``openclaw-serve`` to the ``zkr`` command line."""
     from zkr_openclaw_bridge.commands import add_commands
 
     add_commands(cli)
