@@ -167,15 +167,28 @@ def test_a_restored_old_backup_never_brings_forgotten_text_back(tmp_path: Path) 
     _remember(live, "Sam likes green tea", 11)
     once = [str(LITESTREAM), "replicate", "-once", "-config", str(config)]
     subprocess.run(once, capture_output=True, check=True, timeout=120)
-    before_forget = time.time()
-    time.sleep(2.1)
+    before_forget = max(str(entry["max_txid"]) for entry in _ltx(tmp_path / "replica"))
     live.run("forget", {**SCOPE, "source_id": secret.source_id, "erased_at": 20})
     _remember(live, "Sam walks to work", 21)
     subprocess.run(once, capture_output=True, check=True, timeout=120)
 
     # 2. The old backup holds the text: it is a copy zkr cannot reach ...
     old = tmp_path / "old.db"
-    restore_at(tmp_path / "replica", before_forget - 2, old)
+    replica_url = (tmp_path / "replica").as_uri()
+    subprocess.run(
+        [
+            str(LITESTREAM),
+            "restore",
+            "-txid",
+            before_forget,
+            "-o",
+            str(old),
+            (tmp_path / "replica").as_uri(),
+        ],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
     assert _holds(old, SECRET)
     restored = MemoryDb(old)
     try:
