@@ -174,7 +174,6 @@ def test_a_restored_old_backup_never_brings_forgotten_text_back(tmp_path: Path) 
 
     # 2. The old backup holds the text: it is a copy zkr cannot reach ...
     old = tmp_path / "old.db"
-    replica_url = (tmp_path / "replica").as_uri()
     subprocess.run(
         [
             str(LITESTREAM),
