@@ -170,7 +170,7 @@ def bulk_load(conn: Conn, persons: int, per_person: int, dimension: int) -> dict
                     CASE WHEN lead(at, 1) OVER w - at <= 10800 THEN lead(content, 1) OVER w END,
                     CASE WHEN lead(at, 2) OVER w - at <= 10800 THEN lead(content, 2) OVER w END)
                 FROM (
-                  SELECT 't' || (p % 20) AS tenant, 'person-' || p AS person,
+                  SELECT 't' || (p %% 20) AS tenant, 'person-' || p AS person,
                     md5(p || ':' || n) AS id,
                     1700000000 + n * 600 + (n / 10) * 86400 AS at,
                     (SELECT string_agg(%(words)s[1 + floor(random() * %(nwords)s)::int], ' ')
