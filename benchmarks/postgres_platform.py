@@ -173,7 +173,8 @@ def bulk_load(conn: Conn, persons: int, per_person: int, dimension: int) -> dict
                   SELECT 't' || (p %% 20) AS tenant, 'person-' || p AS person,
                     md5(p || ':' || n) AS id,
                     1700000000 + n * 600 + (n / 10) * 86400 AS at,
-                    (SELECT string_agg(%(words)s[1 + floor(random() * %(nwords)s)::int], ' ')
+                    (SELECT string_agg(
+                       (%(words)s::text[])[1 + floor(random() * %(nwords)s)::int], ' ')
                        FROM generate_series(1, 12 + (n %% 3)) g WHERE g > 0 * p * n) AS content
                   FROM generate_series(%(first)s, %(last)s - 1) p,
                        generate_series(0, %(per)s - 1) n) s

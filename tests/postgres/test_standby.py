@@ -83,7 +83,7 @@ def test_sync_on_the_primary_serve_from_the_standby_and_forget_reaches_it(
     )
     # (The other capture is found too, second, through its neighbour's words: its context.)
     assert [i["memory"]["id"] for i in answers[0]["result"]["items"]][:1] == [secret.source_id]
-    assert [i["memory"]["id"] for i in answers[1]["result"]["items"]] == [kept.source_id]
+    assert [i["memory"]["id"] for i in answers[1]["result"]["items"]][:1] == [kept.source_id]
     listed = json.dumps(answers[2]["result"]["items"])
     assert secret.source_id in listed and kept.source_id in listed
     with connect(replica) as conn:
