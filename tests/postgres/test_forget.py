@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from psycopg import sql
 
+from tests.postgres.conftest import LAYOUT_IDS, LAYOUTS
 from tests.postgres.hash_embedder import HashEmbedder
 from zkr import models as m
 from zkr.db import MemoryDb
@@ -74,6 +75,7 @@ def _remember(
     )
 
 
+@pytest.mark.parametrize("partitions", LAYOUTS, ids=LAYOUT_IDS)
 def test_forget_reaches_the_replica(tmp_path: Path, pg: str) -> None:
     db = MemoryDb(tmp_path / "source.db")
     secret = _remember(
@@ -132,6 +134,7 @@ def test_forget_reaches_the_replica(tmp_path: Path, pg: str) -> None:
         assert [i.memory.id for i in tea.items] == [kept.source_id]
 
 
+@pytest.mark.parametrize("partitions", LAYOUTS, ids=LAYOUT_IDS)
 def test_a_replica_synced_only_after_the_forget_never_holds_the_text(
     tmp_path: Path, pg: str
 ) -> None:

@@ -6,6 +6,10 @@
    the source databases (search order may differ: the replica ranks for recall).
 2. ``zkr-postgres sync`` killed with SIGKILL at random points 20 times, then resumed, leaves the
    replica equal, row for row, to a clean sync (no loss, no duplicates).
+
+Both run on each layout of :data:`tests.postgres.conftest.LAYOUTS` (plain tables, and 16 hash
+partitions by scope, which the killed runs ask for with ``--partitions 16`` themselves); the
+source databases are built once for both.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +28,14 @@ import pytest
 from psycopg import Connection
 
 from tests.postgres.builders import Person
+from tests.postgres.conftest import LAYOUT_IDS, LAYOUTS, fresh_database
 from tests.postgres.test_reads import all_pages
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr.errors import NotFound
 from zkr_postgres._db import connect
 from zkr_postgres.api import Replica
-from zkr_postgres.schema import SCOPED_TABLES, migrate
+from zkr_postgres.schema import SCOPED_TABLES
 from zkr_postgres.sync import sync_database, upstream_of
 from zkr_postgres.testing import LocalServer
 
@@ -64,15 +68,11 @@ def _start_build(path: Path, index: int) -> subprocess.Popen[str]:
 Sources = list[tuple[Path, list[Person]]]
 
 
-def _fresh(server: LocalServer) -> str:
-    """A fresh migrated database (module-scoped fixtures cannot use the ``new_database`` one)."""
-    name = f"zkr_many_{uuid.uuid4().hex}"
-    with connect(server.dsn) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
-    dsn = server.dsn_for("postgres", "", name)
-    with connect(dsn) as conn:
-        migrate(conn)
-    return dsn
+@pytest.fixture(scope="module", params=LAYOUTS, ids=LAYOUT_IDS)
+def layout(request: pytest.FixtureRequest) -> int | None:
+    """The number of hash partitions of the replicas (None: plain tables)."""
+    partitions: int | None = request.param
+    return partitions
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +92,8 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> Sources:
 
 
 @pytest.fixture(scope="module")
-def clean_replica(pg_server: LocalServer, sources: Sources) -> str:
-    dsn = _fresh(pg_server)
+def clean_replica(pg_server: LocalServer, sources: Sources, layout: int | None) -> str:
+    dsn = fresh_database(pg_server, layout)
     with connect(dsn) as conn:
         for path, _ in sources:
             db = MemoryDb(path)
@@ -197,24 +197,26 @@ def _applied(conn: Connection[Any]) -> int:
     return int(row[0]) if row else 0
 
 
-def _sync_command(dsn: str, paths: list[Path]) -> list[str]:
+def _sync_command(dsn: str, paths: list[Path], layout: int | None) -> list[str]:
     args = [sys.executable, "-m", "zkr_postgres", "sync", "--dsn", dsn]
+    if layout is not None:  # the layout the replica already has: the option keeps it
+        args += ["--partitions", str(layout)]
     for path in paths:
         args += ["--db", str(path)]
     return args
 
 
 def test_sigkill_twenty_times_then_resume_equals_a_clean_sync(
-    pg_server: LocalServer, sources: Sources, clean_replica: str
+    pg_server: LocalServer, sources: Sources, clean_replica: str, layout: int | None
 ) -> None:
     # Two of the four databases (500 persons): the kills need a long sync, not all of them.
     killed_sources = sources[:2]
     paths = [path for path, _ in killed_sources]
     scopes = {(p.tenant_id, p.person_id) for _, persons in killed_sources for p in persons}
     clean = _dump(clean_replica, scopes)
-    dsn = _fresh(pg_server)
+    dsn = fresh_database(pg_server, layout)
     rng = random.Random(2026)
-    command = _sync_command(dsn, paths)
+    command = _sync_command(dsn, paths, layout)
     total = len(clean["commits"])
     progress: list[int] = []
     held = 0

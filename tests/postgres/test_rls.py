@@ -20,12 +20,14 @@ from hypothesis import strategies as st
 from psycopg import sql
 
 from tests.postgres.builders import WORDS, build_database, person_word
+from tests.postgres.conftest import LAYOUT_IDS, LAYOUTS
 from tests.postgres.hash_embedder import HashEmbedder
 from zkr import models as m
 from zkr.db import MemoryDb
 from zkr_postgres import chains, listing
 from zkr_postgres._db import Conn, connect
 from zkr_postgres.api import Replica
+from zkr_postgres.partitions import partition_count
 from zkr_postgres.rebuild import rebuild
 from zkr_postgres.retrieval import (
     _EVIDENCE_ITEMS_SQL,
@@ -47,8 +49,10 @@ READER = "zkr_rls_reader"
 Scope = tuple[str, str]
 
 
-@pytest.fixture(scope="module")
-def replica(pg_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(scope="module", params=LAYOUTS, ids=LAYOUT_IDS)
+def replica(
+    pg_server: LocalServer, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[str]:
     """A replica of all scopes with vectors, and the DSN of a reader that may only serve."""
     import uuid
 
@@ -61,7 +65,7 @@ def replica(pg_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) ->
     with connect(owner) as conn:
         from zkr_postgres.schema import migrate
 
-        migrate(conn)
+        migrate(conn, request.param)  # plain tables, or hash partitions by scope
         sync_database(conn, db, "up")
         rebuild(conn, HashEmbedder.model, HashEmbedder.version, embedder=HashEmbedder())
         conn.execute("ANALYZE")
@@ -256,3 +260,22 @@ def test_without_a_scope_the_reader_sees_nothing_and_writes_nothing(replica: str
             conn.execute(
                 "INSERT INTO zkr.cursors(tenant_id, person_id, upstream) VALUES ('a', 'p', 'x')"
             )
+
+
+def test_the_reader_cannot_read_a_partition_directly(replica: str) -> None:
+    """A partition is not covered by its parent's policy when named directly: the serving role
+    holds no grant on it, so it is refused (a scope set changes nothing)."""
+    with connect(replica) as owner:
+        layout = partition_count(owner)
+    if layout is None:
+        pytest.skip("plain tables: no partitions")
+    lane = lane_table(HashEmbedder.model, HashEmbedder.version)
+    for table in (*SCOPED_TABLES, lane):
+        with connect(_reader(replica)) as conn, conn.transaction():
+            _set_scope(conn, SCOPES[0])
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(
+                    sql.SQL("SELECT count(*) FROM {}").format(
+                        sql.Identifier(SCHEMA, f"{table}_p{layout - 1}")
+                    )
+                )

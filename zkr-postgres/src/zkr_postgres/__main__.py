@@ -1,9 +1,15 @@
 """``zkr-postgres``: migrate, sync, rebuild and serve a PostgreSQL replica of zkr databases.
 
-    zkr-postgres migrate --dsn DSN
+    zkr-postgres migrate --dsn DSN [--partitions N]
     zkr-postgres sync    --dsn DSN --db PATH [--db NAME=PATH …] [--follow] [--interval S]
-    zkr-postgres rebuild --dsn DSN --embedder MODEL/VERSION [--batch-size N]
+                         [--partitions N]
+    zkr-postgres rebuild --dsn DSN --embedder MODEL/VERSION [--batch-size N] [--partitions N]
     zkr-postgres serve   --dsn DSN
+
+``--partitions N`` (every command that migrates takes it, spelled the same) hash-partitions the
+replica's tables by scope into N partitions, converting a plain replica; without it the layout
+stays as it is. ``serve`` reads from any server holding the replica — the primary or a streaming
+standby of it (``docs/zkr-postgres.md``).
 
 ``sync``, ``migrate`` and ``rebuild`` need the owner's DSN (``sync`` migrates first); ``serve`` may
 use any role that is a member of ``zkr_serving``. Each command prints one JSON line on stdout
@@ -37,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
 
     migrate = commands.add_parser("migrate", help="create or upgrade the replica's schema")
     migrate.add_argument("--dsn", required=True, help=dsn_help)
+    _add_partitions(migrate)
 
     sync = commands.add_parser("sync", help="apply every scope's export feed to PostgreSQL")
     sync.add_argument("--dsn", required=True, help=dsn_help)
@@ -51,17 +58,30 @@ def _parser() -> argparse.ArgumentParser:
     sync.add_argument(
         "--interval", type=float, default=1.0, help="seconds between idle passes of --follow"
     )
+    _add_partitions(sync)
 
     rebuild = commands.add_parser("rebuild", help="embed memories with an installed embedder")
     rebuild.add_argument("--dsn", required=True, help=dsn_help)
     rebuild.add_argument("--embedder", required=True, metavar="MODEL/VERSION")
     rebuild.add_argument("--batch-size", type=int, default=None)
+    _add_partitions(rebuild)
 
     serve = commands.add_parser(
         "serve", help="answer search/get/memories/history JSON lines on stdin"
     )
     serve.add_argument("--dsn", required=True, help=dsn_help)
     return parser
+
+
+def _add_partitions(command: argparse.ArgumentParser) -> None:
+    """The one spelling of the layout option, on every command that migrates."""
+    command.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="hash-partition the tables by scope into N partitions (default: keep the layout)",
+    )
 
 
 def _print(data: Any) -> None:
@@ -81,7 +101,7 @@ def _sync(args: argparse.Namespace) -> None:
     for upstream in upstreams:
         _check_zkr_database(upstream.path)
     with connect(args.dsn) as conn:
-        migrate(conn)
+        migrate(conn, args.partitions)
         databases = [(upstream, MemoryDb(upstream.path)) for upstream in upstreams]
         try:
             if args.follow:
@@ -142,16 +162,24 @@ def _rebuild(args: argparse.Namespace) -> None:
     if args.batch_size is not None and not 1 <= args.batch_size <= 4096:
         raise SystemExit("zkr-postgres: --batch-size must be 1..4096")
     with connect(args.dsn) as conn:
-        migrate(conn)
+        migrate(conn, args.partitions)
         stats = rebuild(conn, model, version, batch_size=args.batch_size)
     _print(asdict(stats))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if getattr(args, "partitions", None) is not None:
+        from zkr_postgres.partitions import LayoutError, check_count
+
+        try:
+            check_count(args.partitions)
+        except LayoutError as exc:
+            raise SystemExit(f"zkr-postgres: {exc}") from None
     import psycopg
 
     from zkr.errors import ZkrError
+    from zkr_postgres.partitions import LayoutError
 
     try:
         if args.command == "migrate":
@@ -159,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             from zkr_postgres.schema import migrate
 
             with connect(args.dsn) as conn:
-                _print({"schema_version": migrate(conn)})
+                _print({"schema_version": migrate(conn, args.partitions)})
         elif args.command == "sync":
             _sync(args)
         elif args.command == "rebuild":
@@ -170,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             main_loop(args.dsn)
     except ZkrError as exc:
         _fail(exc.message)
+    except LayoutError as exc:
+        _fail(str(exc))
     except KeyboardInterrupt:
         raise SystemExit(130) from None
     except psycopg.OperationalError as exc:  # unreachable, refused, authentication failed

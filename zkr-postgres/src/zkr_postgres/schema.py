@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from psycopg import sql
 
 from zkr_postgres._db import Conn
+from zkr_postgres.partitions import partition, partition_count, partition_table
 
 __all__ = [
     "MIGRATIONS",
@@ -217,10 +218,14 @@ def _ensure_role(conn: Conn) -> None:
         )
 
 
-def migrate(conn: Conn) -> int:
+def migrate(conn: Conn, partitions: int | None = None) -> int:
     """Bring the database to the newest schema (idempotent, safe from many processes at once);
     returns the schema version. The connection's user becomes the owner of what is created and
-    must be allowed to create roles the first time (or the role must exist)."""
+    must be allowed to create roles the first time (or the role must exist).
+
+    *partitions*: hash-partition every scoped table by scope into that many partitions
+    (:mod:`zkr_postgres.partitions`; a plain replica is converted, rows included); None keeps
+    the layout the replica has."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -239,6 +244,8 @@ def migrate(conn: Conn) -> int:
             if version == 1:
                 _secure_v1(conn)
             conn.execute("INSERT INTO zkr.schema_migrations(version) VALUES (%s)", (version,))
+        if partitions is not None:
+            partition(conn, [*SCOPED_TABLES, *lane_tables(conn)], partitions)
         return len(MIGRATIONS)
 
 
@@ -299,6 +306,9 @@ def create_lane(
         ).format(name=name, dim=sql.Literal(dimension))
     )
     conn.execute(scope_policy(table))
+    layout = partition_count(conn)
+    if layout is not None:  # a lane of a partitioned replica is partitioned the same way
+        partition_table(conn, table, layout)
     conn.execute(
         "INSERT INTO zkr.lanes(model, version, dimension, normalization, distance, table_name)"
         " VALUES (%s, %s, %s, %s, %s, %s)",

@@ -15,12 +15,13 @@ import os
 import pwd
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LocalServer", "local_server"]
+__all__ = ["LocalServer", "caught_up", "local_server", "local_standby"]
 
 _SYSTEM_USER = "embedded_postgres"
 
@@ -108,6 +109,14 @@ def local_server(data_dir: Path, *, host: str = "127.0.0.1") -> Iterator[LocalSe
         ],
         user=user,
     )
+    with _started(data_dir, host, user) as server:
+        yield server
+
+
+@contextmanager
+def _started(data_dir: Path, host: str, user: str | None) -> Iterator[LocalServer]:
+    """Start the cluster in *data_dir* (a primary, or a standby when it holds standby.signal)."""
+    binaries = _bin()
     port = _free_port(host)
     options = (
         f"-h {host} -p {port} -k '' -c fsync=off -c synchronous_commit=off"
@@ -134,3 +143,57 @@ def local_server(data_dir: Path, *, host: str = "127.0.0.1") -> Iterator[LocalSe
         yield LocalServer(f"postgresql://postgres@{host}:{port}/postgres", host, port, data_dir)
     finally:
         _run([str(binaries / "pg_ctl"), "-D", str(data_dir), "-w", "-m", "fast", "stop"], user=user)
+
+
+@contextmanager
+def local_standby(primary: LocalServer, data_dir: Path) -> Iterator[LocalServer]:
+    """A hot standby streaming from *primary*: ``pg_basebackup -R -X stream`` (which writes
+    ``standby.signal`` and ``primary_conninfo``) into *data_dir*, started on a free port; it
+    answers reads only, and replays what the primary writes a moment later (:func:`caught_up`).
+    """
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    user = _prepare_for_root(data_dir.parent)
+    _run(
+        [
+            str(_bin() / "pg_basebackup"),
+            "-D",
+            str(data_dir),
+            "-h",
+            primary.host,
+            "-p",
+            str(primary.port),
+            "-U",
+            "postgres",
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
+        ],
+        user=user,
+    )
+    (data_dir / "server.log").unlink(missing_ok=True)  # the primary's log, copied along
+    with _started(data_dir, primary.host, user) as standby:
+        yield standby
+
+
+def caught_up(primary_dsn: str, standby_dsn: str, timeout: float = 30.0) -> float:
+    """Wait until the standby has replayed everything the primary has written so far; returns the
+    seconds it took (the replica lag a reader saw)."""
+    import psycopg
+
+    started = time.monotonic()
+    with psycopg.connect(primary_dsn, autocommit=True) as primary:
+        row = primary.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+    assert row is not None
+    target = str(row[0])
+    with psycopg.connect(standby_dsn, autocommit=True) as standby:
+        while True:
+            done = standby.execute(
+                "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (target,)
+            ).fetchone()
+            if done is not None and done[0]:
+                return time.monotonic() - started
+            if time.monotonic() - started > timeout:
+                raise TimeoutError(f"the standby did not replay {target} in {timeout} s")
+            time.sleep(0.01)
