@@ -173,11 +173,13 @@ def render(reports: dict[str, Report]) -> str:
             " milliseconds):"
         )
         lines.extend(["", *_bench_table(bench), ""])
-    locomo = reports.get("locomo")
-    if locomo is not None:
+    for name in sorted(name for name in reports if name.startswith("locomo")):
+        locomo = reports[name]
+        source = f" Run: {locomo['source']}." if locomo.get("source") else ""
         lines.append(
             "What recall finds in LoCoMo's development conversations (0-4; `benchmarks/locomo.py`,"
-            " categories 1-4, the data set's own evidence as gold):"
+            f" categories 1-4, the data set's own evidence as gold; `{name}.json`; `-hybrid`: with"
+            f" all-MiniLM-L6-v2, `-hybrid-e5`: with multilingual-e5-small).{source}"
         )
         lines.extend(["", *_locomo_table(locomo), ""])
     everyday = reports.get("everyday")
