@@ -46,33 +46,13 @@ def apply_records(
     commit_records = [
         record for record in all_records if not stale(record, erased) or _missing(conn, record)
     ]
-    for _, body in commit_records:
-        with _refused_as(body):
-            if isinstance(body, m.SourceRecord):
-                _upsert_source(conn, body)
-            elif isinstance(body, m.EvidenceRecord):
-                _upsert_evidence(conn, body)
-            elif isinstance(body, m.ClaimRecord):
-                _upsert_claim(conn, body)
-    for _, body in commit_records:
+    bodies = [body for _, body in commit_records]
+    _write_rows(conn, bodies)
+    for body in bodies:
         if isinstance(body, m.SourceRecord):
             with _refused_as(body):
                 _set_origins(conn, body)
-    for _, body in commit_records:
-        with _refused_as(body):
-            if isinstance(body, m.ClaimEvidenceRecord):
-                _upsert(conn, "claim_evidence", body)
-            elif isinstance(body, m.CorrectionRecord):
-                _upsert(conn, "correction", body)
-            elif isinstance(body, m.ProfileRecord):
-                _upsert(conn, "profile", body)
-            elif isinstance(body, m.DailyReviewRecord):
-                _upsert(conn, "daily_review", body)
-            elif isinstance(body, m.DeletionRecord):
-                _remove(conn, body)
-            elif isinstance(body, m.ErasureRecord):
-                erase(conn, body)
-
+    _write_references(conn, bodies)
     # The recall index follows the commit's final rows: captures that arrived (with their claims)
     # and sources whose evidence gained a claim. Removals were purged by _upsert_source.
     for record in commit_records:
@@ -84,9 +64,42 @@ def apply_records(
         ):
             index_capture(conn, body.source.id)
     refresh_evidence_sources(
-        conn,
-        [body.evidence_id for _, body in commit_records if isinstance(body, m.ClaimEvidenceRecord)],
+        conn, [body.evidence_id for body in bodies if isinstance(body, m.ClaimEvidenceRecord)]
     )
+
+
+def _write_rows(conn: sqlite3.Connection, bodies: list[BaseModel]) -> None:
+    """Sources, evidence and claims, in commit order."""
+    for body in bodies:
+        with _refused_as(body):
+            if isinstance(body, m.SourceRecord):
+                _upsert_source(conn, body)
+            elif isinstance(body, m.EvidenceRecord):
+                _upsert_evidence(conn, body)
+            elif isinstance(body, m.ClaimRecord):
+                _upsert_claim(conn, body)
+
+
+#: The records that refer to rows, by the record table their rows go to.
+_REFERENCES: tuple[tuple[type[BaseModel], str], ...] = (
+    (m.ClaimEvidenceRecord, "claim_evidence"),
+    (m.CorrectionRecord, "correction"),
+    (m.ProfileRecord, "profile"),
+    (m.DailyReviewRecord, "daily_review"),
+)
+
+
+def _write_references(conn: sqlite3.Connection, bodies: list[BaseModel]) -> None:
+    """Links, corrections, profiles, reviews and removals, in commit order."""
+    for body in bodies:
+        with _refused_as(body):
+            table = next((name for kind, name in _REFERENCES if isinstance(body, kind)), None)
+            if table is not None:
+                _upsert(conn, table, body)
+            elif isinstance(body, m.DeletionRecord):
+                _remove(conn, body)
+            elif isinstance(body, m.ErasureRecord):
+                erase(conn, body)
 
 
 def _missing(conn: sqlite3.Connection, record: ExportRecord) -> bool:
