@@ -91,8 +91,14 @@ def _bench_table(report: Report) -> list[str]:
 
 def _machine(report: Report) -> str:
     machine = report.get("machine", {})
-    load = machine.get("load_average_at_start") or []
-    load_text = f", load average {load[0]:.1f} at the start" if load else ""
+    start = machine.get("load_average_at_start") or []
+    end = machine.get("load_average_at_end") or []
+    # The 1-minute load at both ends: on a shared 2-core machine it says how quiet the run was.
+    load_text = (
+        f", load average {start[0]:.1f} at the start and {end[0]:.1f} at the end"
+        if start and end
+        else ""
+    )
     return (
         f"`benchmarks/run.py` of {report.get('started_at', '?')[:10]} at commit "
         f"`{str(machine.get('git_commit', '?'))[:7]}` on {machine.get('cpu_count', '?')} cores "

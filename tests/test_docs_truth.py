@@ -106,3 +106,23 @@ def test_every_readme_has_an_install_block_the_wheels_session_runs() -> None:
         blocks = list(module.marked_blocks(readme))
         assert blocks, f"{readme.relative_to(ROOT)} marks no install block"
         assert all(block.text.strip() for block in blocks)
+        assert blocks, f"{readme.relative_to(ROOT)} marks no install block"
+        assert all(block.text.strip() for block in blocks)
+
+
+def test_readme_figures_are_the_committed_benchmark_reports() -> None:
+    # README.md's performance and recall figures are rendered from benchmarks/reports/*.json by
+    # scripts/readme_figures.py; a figure typed by hand, or a new report not rendered, fails here.
+    import importlib.util
+    import sys
+
+    script = ROOT / "scripts" / "readme_figures.py"
+    spec = importlib.util.spec_from_file_location("readme_figures", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["readme_figures"] = module
+    spec.loader.exec_module(module)
+    reports = module.load_reports()
+    assert "bench" in reports, "benchmarks/reports/bench.json is the README's source"
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert module.rendered_readme(readme, reports) == readme

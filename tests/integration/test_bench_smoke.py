@@ -87,7 +87,9 @@ def test_quick_report_has_every_section_and_figure(tmp_path: Path) -> None:
         assert set(startup[name]["wall"]) == TIMING_KEYS and startup[name]["cpu"]["n"] >= 5
     assert startup["zkr_help_over_python"] > 0 and startup["zkr_search_small_db_over_python"] > 0
     checked = {item["check"] for item in report["checks"]}
-    assert any(check.startswith("issue14: zkr --help over python") for check in checked)
+    # Issue 27.4 checks start-up in CPU, --help and every everyday one-shot command.
+    assert any(check.startswith("issue27.4: zkr --help over python") for check in checked)
+    assert any(check.startswith("issue27.4: one-shot zkr_remember over") for check in checked)
 
     lexical = sections["lexical"]["200"]
     assert set(lexical["by_class"]) == {"rare_word", "common_question", "keywords", "phrase"}
