@@ -6,22 +6,13 @@ from __future__ import annotations
 from zkr.retrieval._claim_words import statement_words
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.store.analysis import query_terms
+from zkr.store.languages import ENGLISH, stop_words
 
 __all__ = ["PREFIX_FROM", "STOP_WORDS", "recall_concepts", "recall_match"]
 
-#: English function and question words, dropped from a recall query. A generic list (not fitted to
-#: any question); a query made only of them is searched as it is.
-_STOP_WORDS = """
-    a an the and or but of to in on at for with by from about as into onto over under after
-    before during up down out off again further once than then so such too very just also ever
-    is are was were be been being am do does did done doing have has had having
-    i you he she it we they me him her them my your his its our their mine yours hers ours theirs
-    myself yourself himself herself itself ourselves themselves
-    what when where which who whom whose why how that this these those there here
-    would could should will can may might must shall not no nor yes if any some all each every
-    other own same s t d ll m re ve now
-"""
-STOP_WORDS = frozenset(_STOP_WORDS.split())
+#: English function and question words, dropped from a recall query (the list is the language
+#: table's, :mod:`zkr.store.languages`). A query made only of them is searched as it is.
+STOP_WORDS = stop_words(ENGLISH)
 
 #: Alphabetic query words this long also match as prefixes (0: never).
 PREFIX_FROM = 4

@@ -53,6 +53,7 @@ __all__ = [
     "recreate_recall_index",
     "refresh_evidence_sources",
     "statement_text",
+    "window_around",
 ]
 
 #: Captures before and after a capture that form its context.
@@ -204,7 +205,7 @@ def _insert_row(
     )
 
 
-def _around(line: list[Neighbour], index: int) -> tuple[list[Neighbour], list[Neighbour]]:
+def window_around(line: Sequence[Neighbour], index: int) -> tuple[list[Neighbour], list[Neighbour]]:
     """The neighbours (each side nearest first) of ``line[index]`` on *line*, a stretch of one
     timeline in order that holds every capture within :data:`BEFORE` places before it,
     :data:`AFTER` places after it and one session gap of it (what :func:`_neighbours` reads)."""
@@ -249,10 +250,10 @@ def index_capture(
     me: Neighbour = (row[0], source_id, row[5], row[4])
     line: list[Neighbour] = [*reversed(before), me, *after]
     own = len(before)
-    _insert_row(conn, row, source_id, *_around(line, own), statement)
+    _insert_row(conn, row, source_id, *window_around(line, own), statement)
     for index in range(max(0, own - AFTER), min(len(line), own + BEFORE + 1)):
         if index != own:
-            window = _around(line, index)
+            window = window_around(line, index)
             if me in window[0] or me in window[1]:
                 conn.execute(
                     "UPDATE recall_fts SET context = ? WHERE rowid = ?",

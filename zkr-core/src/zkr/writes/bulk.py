@@ -37,10 +37,10 @@ from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import (
     AFTER,
     BEFORE,
-    SESSION_GAP_SECONDS,
     context_text,
     index_capture,
     statement_text,
+    window_around,
 )
 from zkr.writes.capture import (
     FULL_CONFIDENCE,
@@ -453,7 +453,7 @@ def _index_timeline(
     inserts: list[tuple[int, str, str, str]] = []
     updates: list[tuple[str, int]] = []
     for index, row in enumerate(line):
-        earlier, later = _around(line, index)
+        earlier, later = window_around(line, index)
         item = new.get(row[0])
         if item is not None:
             # Each column as the index stores it (its own language): zkr.store.analysis.
@@ -470,20 +470,3 @@ def _index_timeline(
     conn.executemany(_INSERT_RECALL, inserts)
     conn.executemany(_UPDATE_CONTEXT, updates)
     return True
-
-
-def _around(line: list[_Row], index: int) -> tuple[list[_Row], list[_Row]]:
-    """The neighbours of ``line[index]`` (each side nearest first): up to :data:`BEFORE` before and
-    :data:`AFTER` after, within one session gap (the recall index's window)."""
-    at = line[index][3]
-    earlier: list[_Row] = []
-    for row in reversed(line[max(0, index - BEFORE) : index]):
-        if row[3] < at - SESSION_GAP_SECONDS:
-            break
-        earlier.append(row)
-    later: list[_Row] = []
-    for row in line[index + 1 : index + 1 + AFTER]:
-        if row[3] > at + SESSION_GAP_SECONDS:
-            break
-        later.append(row)
-    return earlier, later
