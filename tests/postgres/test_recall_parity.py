@@ -95,9 +95,7 @@ def test_the_replica_orders_every_language_as_sqlite_recall(
     embedding = m.QueryEmbedding(**LANE) if hybrid else None
     with replica:
         for question in QUESTIONS:
-            request = m.SearchRequest(
-                **SCOPE, query=question, limit=10, query_embedding=embedding
-            )
+            request = m.SearchRequest(**SCOPE, query=question, limit=10, query_embedding=embedding)
             expected = _order(db.search(request.model_copy(update={"ranking": "recall"})))
             assert expected, question  # every question finds something in SQLite
             assert _order(replica.search(request)) == expected, question
