@@ -22,6 +22,18 @@ from zkr.models._base import (
     _Request,
 )
 
+__all__ = [
+    "Capture",
+    "CapturesRequest",
+    "ClaimsRequest",
+    "LiveClaim",
+    "ScopeEntry",
+    "ScopesPage",
+    "ScopesRequest",
+    "SequenceRequest",
+    "SequenceResult",
+]
+
 
 class SequenceRequest(ScopedRequest):
     """Read the scope's newest commit sequence."""

@@ -35,6 +35,23 @@ from zkr.models.requests import (
     AsOf,
 )
 
+__all__ = [
+    "ClaimHistory",
+    "ClaimVersion",
+    "ErasureRecord",
+    "ForgetRequest",
+    "ForgetResult",
+    "HistoryCorrection",
+    "HistoryEvent",
+    "HistoryEvidence",
+    "HistoryRequest",
+    "ListedCapture",
+    "ListedClaim",
+    "MemoriesPage",
+    "MemoriesRequest",
+    "MemoryListItem",
+]
+
 
 class MemoriesRequest(ScopedRequest):
     """List what a scope holds: live claims and captures, newest recorded first, one page."""

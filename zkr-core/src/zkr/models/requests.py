@@ -35,6 +35,29 @@ from zkr.models._base import (
 )
 from zkr.settings import RANKING, default_ranking
 
+__all__ = [
+    "AsOf",
+    "ClaimInput",
+    "CorrectRequest",
+    "DeleteRequest",
+    "EmbedRequest",
+    "EmbeddingInput",
+    "ExportRequest",
+    "GetRequest",
+    "LinkRequest",
+    "LocatorInput",
+    "LocatorRequest",
+    "ProfileRequest",
+    "ProfilesRequest",
+    "ProjectionsRequest",
+    "QueryEmbedding",
+    "RebuildRequest",
+    "RememberRequest",
+    "ReviewRequest",
+    "ReviewsRequest",
+    "SearchRequest",
+]
+
 
 class ClaimInput(_Request):
     """A typed temporal assertion to record together with a capture, cited by it."""
