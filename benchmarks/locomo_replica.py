@@ -119,7 +119,7 @@ def _sqlite_search(
     if lane:
         request["query_embedding"] = {"model": lane[0], "version": lane[1]}
     request["ranking"] = "recall" if recall else "contract"
-    pack = db.run("search", request)
+    pack = (db[conv.index] if isinstance(db, dict) else db).run("search", request)
     return [item.evidence_ids[0] for item in pack.items]
 
 
@@ -129,6 +129,8 @@ def evaluate(
     lexical_only: bool = False,
     lane_name: str = "e5",
     contract: bool = False,
+    per_person: bool = False,
+    only: Sequence[str] = (),
 ) -> dict[str, Any]:
     from zkr import models as m
     from zkr.plugins import load_plugins
@@ -139,7 +141,9 @@ def evaluate(
     scratch = Path(tempfile.mkdtemp(prefix="zkr-locomo-replica-"))
     try:
         with _cached_lane((model, version), lane_name) as cached:
-            timings, results = _evaluate(convs, scratch, lexical_only, lane_name, contract)
+            timings, results = _evaluate(
+                convs, scratch, lexical_only, lane_name, contract, per_person, only
+            )
             if cached is not None:
                 cached.save()
     finally:
@@ -152,6 +156,7 @@ def evaluate(
             "model": model,
             "version": version,
             "recall_ranking_in_core": "ranking" in m.SearchRequest.model_fields,
+            "sqlite_files": "one per conversation" if per_person else "one",
         },
         "timings": timings,
         "results": results,
@@ -176,7 +181,13 @@ def _searchers(
 
 
 def _evaluate(
-    convs: Sequence[Any], scratch: Path, lexical_only: bool, lane_name: str, contract: bool
+    convs: Sequence[Any],
+    scratch: Path,
+    lexical_only: bool,
+    lane_name: str,
+    contract: bool,
+    per_person: bool,
+    only: Sequence[str] = (),
 ) -> tuple[dict[str, float], dict[str, Any]]:
     from zkr import MemoryDb
     from zkr_postgres._db import connect
@@ -189,18 +200,26 @@ def _evaluate(
     model, version, _ = locomo.LANES[lane_name]
     timings: dict[str, float] = {}
     results: dict[str, Any] = {}
-    db = MemoryDb(scratch / "locomo.db")
-    maps = {conv.index: locomo.ingest(db, conv) for conv in convs}
+    # One file for every conversation (as locomo.py), or one per conversation: a person's own
+    # file, whose FTS5 statistics are that person's, as the replica's are (they are per scope).
+    files = (
+        {conv.index: MemoryDb(scratch / f"locomo-{conv.index}.db") for conv in convs}
+        if per_person
+        else dict.fromkeys((conv.index for conv in convs), MemoryDb(scratch / "locomo.db"))
+    )
+    maps = {conv.index: locomo.ingest(files[conv.index], conv) for conv in convs}
+    db: Any = files if per_person else files[convs[0].index]
     started = time.perf_counter()
     for conv in convs if not lexical_only else ():
-        locomo.rebuild(db, conv, lane_name)
+        locomo.rebuild(files[conv.index], conv, lane_name)
     timings["sqlite_rebuild_s"] = round(time.perf_counter() - started, 1)
     log(f"SQLite: {sum(len(c.turns) for c in convs)} turns stored and embedded")
     with local_server(scratch / "pg") as server:
         with connect(server.dsn) as conn:
             migrate(conn)
             started = time.perf_counter()
-            sync_database(conn, db, "locomo")
+            for index, one in files.items() if per_person else [(0, db)]:
+                sync_database(conn, one, f"locomo-{index}")
             timings["replica_sync_s"] = round(time.perf_counter() - started, 1)
             started = time.perf_counter()
             if not lexical_only:
@@ -210,6 +229,8 @@ def _evaluate(
         log("replica: synced and embedded")
         with Replica(server.dsn) as replica:
             searchers = _searchers(db, replica, (model, version), lexical_only, contract)
+            if only:
+                searchers = {mode: searchers[mode] for mode in only}
             for mode, search in searchers.items():
                 rows: dict[str, dict[str, list[Any]]] = {
                     g: {"dev": [], "held_out": []} for g in locomo.GOLDS
@@ -235,7 +256,8 @@ def _evaluate(
                     for gold, by_split in rows.items()
                 }
                 log(f"{mode}: {asked} questions in {elapsed:.1f}s")
-    db.close()
+    for one in set(files.values()):
+        one.close()
     return timings, results
 
 
@@ -266,6 +288,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lexical-only", action="store_true", help="no embedder, no hybrid rows")
     parser.add_argument("--lane", default="e5", choices=sorted(locomo.LANES))
     parser.add_argument("--with-contract", action="store_true", help="add the contract rows")
+    parser.add_argument("--only", default="", help="comma-separated modes to ask (default: all)")
+    parser.add_argument(
+        "--per-person",
+        action="store_true",
+        help="one SQLite file per conversation (a person's own file) instead of one for all",
+    )
     args = parser.parse_args(argv)
     if not (args.data / locomo.DATA_FILE).exists():
         print(f"LoCoMo data not found at {args.data / locomo.DATA_FILE}; skipping", file=sys.stderr)
@@ -276,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.lexical_only,
         args.lane,
         args.with_contract,
+        args.per_person,
+        [mode for mode in args.only.split(",") if mode],
     )
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(table(report))
