@@ -67,10 +67,10 @@ def _tsquery(found: Sequence[Phrase]) -> str:
 
 
 def lexical_sql(rules: Any) -> str:
-    """Every candidate document's frequencies of the query's phrases: rows ``(kind, id, length,
-    phrase, own, near)``, then one row per collection ``(kind, NULL, live documents, NULL, total
-    length, NULL)`` for its statistics. *rules* (``zkr_postgres.retrieval._Rules``) decide which
-    sources and claims are visible."""
+    """Every candidate document's frequencies of the query's phrases, with its collection's
+    statistics: rows ``(kind, id, length, phrase, own, near, live documents, their total
+    length)``. *rules* (``zkr_postgres.retrieval._Rules``) decide which sources and claims are
+    visible."""
     scope_s = "s.tenant_id = %(t)s AND s.person_id = %(p)s"
     scope_c = "c.tenant_id = %(t)s AND c.person_id = %(p)s"
     return f"""
@@ -83,19 +83,21 @@ docs AS MATERIALIZED (
   UNION ALL
   SELECT 'claim'::text, c.id, c.tsv_tf, c.tsv_tokens
     FROM zkr.claims c
-   WHERE {scope_c} AND {rules.claim("c")} AND c.tsv @@ %(query)s::tsquery)
-SELECT d.kind, d.id, d.len, t.i::int, sum((e.v ->> 0)::int)::int, sum((e.v ->> 1)::int)::int
+   WHERE {scope_c} AND {rules.claim("c")} AND c.tsv @@ %(query)s::tsquery),
+stats AS (
+  SELECT 'source'::text AS kind, count(*)::int AS total, coalesce(sum(s.tsv_tokens), 0)::int AS size
+    FROM zkr.sources s WHERE {scope_s} AND s.deleted_at IS NULL
+  UNION ALL
+  SELECT 'claim', count(*)::int, coalesce(sum(c.tsv_tokens), 0)::int
+    FROM zkr.claims c WHERE {scope_c} AND c.status = 'accepted' AND c.valid_until IS NULL
+     AND c.recorded_until IS NULL)
+SELECT d.kind, d.id, d.len, t.i::int, sum((e.v ->> 0)::int)::int, sum((e.v ->> 1)::int)::int,
+       min(st.total), min(st.size)
   FROM docs d CROSS JOIN LATERAL jsonb_each(d.tf) AS e(k, v)
   JOIN terms t ON (e.k = t.term OR (t.prefix AND starts_with(e.k, t.term)))
    AND (d.kind = 'claim' OR NOT t.claims_only)
+  JOIN stats st ON st.kind = d.kind
  GROUP BY d.kind, d.id, d.len, t.i
-UNION ALL
-SELECT 'source', NULL, count(*)::int, NULL, coalesce(sum(s.tsv_tokens), 0)::int, NULL
-  FROM zkr.sources s WHERE {scope_s} AND s.deleted_at IS NULL
-UNION ALL
-SELECT 'claim', NULL, count(*)::int, NULL, coalesce(sum(c.tsv_tokens), 0)::int, NULL
-  FROM zkr.claims c WHERE {scope_c} AND c.status = 'accepted' AND c.valid_until IS NULL
-   AND c.recorded_until IS NULL
 """
 
 
@@ -108,7 +110,7 @@ def lexical_params(query: str, found: Sequence[Phrase] | int = 0) -> dict[str, A
         "prefix": [p.prefix for p in found],
         "claims_only": [p.statement_only for p in found],
         # An empty OR matches nothing (a query of no word).
-        "query": _tsquery(found) or "''",
+        "query": _tsquery(found),
     }
 
 
@@ -133,10 +135,8 @@ def score(
     stats: dict[str, tuple[int, float]] = {}
     hits: dict[tuple[str, str], dict[int, tuple[int, int]]] = {}
     length: dict[tuple[str, str], int] = {}
-    for kind, doc_id, size, phrase, own, near in rows:
-        if doc_id is None:
-            stats[kind] = (size, own / size if size else 0.0)
-            continue
+    for kind, doc_id, size, phrase, own, near, total, tokens in rows:
+        stats[kind] = (total, tokens / total if total else 0.0)
         near = 0 if as_of else near
         if own or near:
             hits.setdefault((kind, doc_id), {})[phrase - 1] = (own, near)
