@@ -373,7 +373,13 @@ def database_stats(path: Path) -> dict[str, Any]:
 class Serve:
     """One ``zkr --db DB serve`` process: send a JSON line, time until its answer line arrives."""
 
-    def __init__(self, db: Path, stderr_dir: Path, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        stderr_dir: Path,
+        command: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.stderr_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in close()
             dir=stderr_dir, prefix="serve-", suffix=".log", delete=False
         )
@@ -382,6 +388,7 @@ class Serve:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
+            env=env,
             # Buffered pipes: an unbuffered stdout makes readline() one system call per byte,
             # which would bill the harness's reading to zkr.
         )
