@@ -36,6 +36,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -145,18 +146,34 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         servers[name] = run.Serve(db, work, command, env)
     raw = run.sqlite3.connect(f"file:{built.path}?mode=ro", uri=True)
     lane = Lane(copies["zkr"], meta) if "hybrid" in parts else None
-    report: dict[str, Any] = {"size": args.size, "load_average_before": run.load_average()}
+    report: dict[str, Any] = {"size": args.size}
     try:
         for part in parts:
+            before = run.load_average()
             report[part] = _part(part, servers, raw, lane, mix, lexical_lines, hybrid_lines, args)
+            report[part]["load_average_before"] = before
+            report[part]["load_average_after"] = run.load_average()
+            # Resident memory after this part: after the hybrid part, with the lane loaded.
+            report[part]["serve_memory_mb"] = {n: server.memory() for n, server in servers.items()}
+            report[part]["serve_health"] = {n: server.health() for n, server in servers.items()}
     finally:
-        report["serve_memory_mb"] = {name: server.memory() for name, server in servers.items()}
-        report["serve_health"] = {name: server.health() for name, server in servers.items()}
         for server in servers.values():
             server.close()
         raw.close()
-    report["load_average_after"] = run.load_average()
+    report["corpus"] = {"key": built.key, "sources": args.size, "vectors": meta.get("vectors")}
+    report["machine"] = {"cpus": os.cpu_count(), "sqlite": run.sqlite3.sqlite_version}
+    report["commits"] = {"zkr": _commit(run.ROOT), "baseline": _commit(args.baseline_src)}
+    report["settings"] = {"queries_per_class": args.queries_per_class, "repeats": args.repeats}
     return report
+
+
+def _commit(src: Path | None) -> str | None:
+    if src is None:
+        return None
+    done = subprocess.run(
+        ["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or None
 
 
 def _floor(part: str, raw: Any, lane: Lane | None, query: str, vector: list[float]) -> float:

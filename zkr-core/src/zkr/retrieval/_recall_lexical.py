@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -31,12 +32,26 @@ SELECT s.rowid, s.id, f.content, f.statement, f.context
 FROM json_each(:ids) AS j CROSS JOIN sources AS s ON s.id = j.value
 CROSS JOIN recall_fts AS f ON f.rowid = s.rowid
 """
-# A scratch copy of a page's rows with the recall index's tokenizer and columns, private to the
-# connection (temp schema) and contentless: only which rows match is asked of it.
+# A scratch copy of a page's rows with the recall index's tokenizer and columns, contentless:
+# only which rows match is asked of it.
 _COVER_SCRATCH = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_cover USING fts5(content, statement,"
-    f" context, content='', tokenize=\"{RECALL_TOKENIZER}\")"
+    "CREATE VIRTUAL TABLE cover USING fts5(content, statement, context, content='',"
+    f' tokenize="{RECALL_TOKENIZER}")'
 )
+
+
+_COVERED = "SELECT rowid FROM cover WHERE cover MATCH ?"
+_SCRATCH_BY_THREAD = threading.local()
+
+
+def _scratch() -> sqlite3.Connection:
+    """This thread's scratch database (in memory, one empty ``cover`` table between searches)."""
+    scratch: sqlite3.Connection | None = getattr(_SCRATCH_BY_THREAD, "conn", None)
+    if scratch is None:
+        scratch = sqlite3.connect(":memory:", isolation_level=None)
+        scratch.execute(_COVER_SCRATCH)
+        _SCRATCH_BY_THREAD.conn = scratch
+    return scratch
 
 
 def _coverage(
@@ -53,6 +68,8 @@ def _coverage(
     rows are copied into a scratch index with the same tokenizer and each word is matched there.
     Matching each word against the recall index itself, one seek per row, expanded every prefix
     word over the whole index once per row: 70 % of a recall search at 100k memories (issue 27.5).
+    The scratch index lives in a private in-memory database, not in *conn*'s temp schema: writing
+    there made each search's read transaction create and delete a temp journal file.
     """
     concepts = recall_concepts(query, prefix_from)
     if len(concepts) < 2 or not sources:
@@ -60,20 +77,19 @@ def _coverage(
     held = dict.fromkeys(sources, 0)
     rows = conn.execute(_ROWS, {"ids": json.dumps(list(held))}).fetchall()
     source_of = {row[0]: row[1] for row in rows}
-    conn.execute(_COVER_SCRATCH)
+    scratch = _scratch()
     try:
-        conn.executemany(
-            "INSERT INTO temp.recall_cover(rowid, content, statement, context)"
-            " VALUES (?, ?, ?, ?)",
+        scratch.execute("BEGIN")
+        scratch.executemany(
+            "INSERT INTO cover(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
             (row[:1] + row[2:] for row in rows),
         )
         for concept in concepts:
-            for (rowid,) in conn.execute(
-                "SELECT rowid FROM temp.recall_cover WHERE recall_cover MATCH ?", (concept,)
-            ):
+            for (rowid,) in scratch.execute(_COVERED, (concept,)):
                 held[source_of[rowid]] += 1
     finally:
-        conn.execute("INSERT INTO temp.recall_cover(recall_cover) VALUES ('delete-all')")
+        if scratch.in_transaction:  # empty again for the next search
+            scratch.execute("ROLLBACK")
     return {source_id: count / len(concepts) for source_id, count in held.items()}
 
 
