@@ -45,11 +45,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # importable thanks to the line above
+import floors
 import run
 
-LEXICAL_PAGE = 64  # the first page of a limit-10 recall search: max(64, 4 x 10)
-HYBRID_PAGE = 160  # the hybrid search ranks 40 lexical candidates first: max(64, 4 x 40)
-DENSE_HEAD = 80  # the dense head a hybrid search of limit 10 reads: 2 x 40 candidates
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -70,38 +68,6 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of process *pid* so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-class Lane:
-    """The corpus's lane as zkr loads it, for the dense part of the hybrid floor."""
-
-    def __init__(self, db: Path, meta: dict[str, Any]) -> None:
-        import numpy as np
-
-        import zkr
-        from zkr.embeddings.dense import load_lane
-
-        vectors = meta["vectors"]
-        with zkr.MemoryDb(str(db)) as memory, memory.atomic(write=False) as conn:
-            lane = load_lane(
-                memory, conn, meta["tenant_id"], meta["person_id"],
-                vectors["model"], vectors["version"], cache=False,
-            )  # fmt: skip
-        assert lane.config is not None
-        self.np = np
-        self.matrix = lane.matrix[: lane.high].copy()
-        self.norms = lane.norms[: lane.high].copy()
-        self.cosine = lane.config[2] == "cosine"
-
-    def scan(self, vector: list[float]) -> float:
-        np = self.np
-        started = time.perf_counter()
-        query = np.asarray(vector, dtype=np.float32)
-        scores = self.matrix @ query
-        if self.cosine:
-            scores = scores / (np.float32(np.sqrt(query @ query)) * self.norms)
-        np.argpartition(-scores, DENSE_HEAD)[:DENSE_HEAD]
-        return time.perf_counter() - started
 
 
 def _lines(meta: dict[str, Any], mix: list[tuple[str, str]], vectors: list[list[float]]) -> Any:
@@ -145,7 +111,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         command, env = _serve_command(db, args.baseline_src if name == "baseline" else None)
         servers[name] = run.Serve(db, work, command, env)
     raw = run.sqlite3.connect(f"file:{built.path}?mode=ro", uri=True)
-    lane = Lane(copies["zkr"], meta) if "hybrid" in parts else None
+    lane = floors.Lane(copies["zkr"], meta) if "hybrid" in parts else None
     report: dict[str, Any] = {"size": args.size}
     try:
         for part in parts:
@@ -176,18 +142,18 @@ def _commit(src: Path | None) -> str | None:
     return done.stdout.strip() or None
 
 
-def _floor(part: str, raw: Any, lane: Lane | None, query: str, vector: list[float]) -> float:
+def _floor(part: str, raw: Any, lane: floors.Lane | None, query: str, vector: list[float]) -> float:
     if part == "lexical":
-        return float(run.raw_recall(raw, query, LEXICAL_PAGE)[0])
+        return floors.raw_recall(raw, query, floors.LEXICAL_PAGE)[0]
     assert lane is not None
-    return float(run.raw_recall(raw, query, HYBRID_PAGE)[0]) + lane.scan(vector)
+    return floors.hybrid_floor(raw, lane, query, vector)
 
 
 def _part(
     part: str,
     servers: dict[str, run.Serve],
     raw: Any,
-    lane: Lane | None,
+    lane: floors.Lane | None,
     mix: list[tuple[str, str]],
     lexical_lines: list[bytes],
     hybrid_lines: list[bytes],

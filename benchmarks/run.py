@@ -50,6 +50,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # (importable thanks to the line above when run as a script)
+import floors
+from floors import RAW_RECALL, raw_recall
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT_FORMAT = 1
@@ -121,15 +123,24 @@ QUICK = dict(
 
 
 def summary(seconds: list[float]) -> dict[str, Any]:
-    """Median, p90, min and max in milliseconds (rounded to µs), and the sample count."""
+    """Median, p90, p95, min and max in milliseconds (rounded to µs), and the sample count."""
     if not seconds:
-        return {"n": 0, "median_ms": None, "p90_ms": None, "min_ms": None, "max_ms": None}
+        return {
+            "n": 0,
+            "median_ms": None,
+            "p90_ms": None,
+            "p95_ms": None,
+            "min_ms": None,
+            "max_ms": None,
+        }
     ordered = sorted(seconds)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {
         "n": len(ordered),
         "median_ms": round(statistics.median(ordered) * 1000, 3),
         "p90_ms": round(p90 * 1000, 3),
+        "p95_ms": round(p95 * 1000, 3),
         "min_ms": round(ordered[0] * 1000, 3),
         "max_ms": round(ordered[-1] * 1000, 3),
     }
@@ -1044,29 +1055,15 @@ def section_hybrid(
     }
 
 
-# The recall ranking's floor: the one FTS5 statement a recall search runs at minimum (its first
-# page: bm25 with the column weights over every match, the best rows kept), in the harness process.
-RAW_RECALL = (
-    "SELECT rowid, bm25(recall_fts, 1.0, 1.0, ?) AS score FROM recall_fts"
-    " WHERE recall_fts MATCH ? ORDER BY score LIMIT ?"
-)
-
-
-def raw_recall(conn: sqlite3.Connection, query: str, page: int) -> tuple[float, int]:
-    from zkr.retrieval._recall import CONTEXT_WEIGHT, recall_match
-
-    match = recall_match(query)
-    started = time.perf_counter()
-    rows = conn.execute(RAW_RECALL, (CONTEXT_WEIGHT, match, page)).fetchall() if match else []
-    return time.perf_counter() - started, len(rows)
-
-
 def section_recall(
     db: Path, meta: dict[str, Any], queries: dict[str, list[str]], settings: Settings, work: Path
 ) -> dict[str, Any]:
     """The recall ranking through ``serve``: each query class lexically, then with vectors; each
-    lexical search is followed by the raw FTS5 floor of its first page (:data:`RAW_RECALL`, 64
-    rows for limit 10) in this process, the figure the ratios are taken against."""
+    search is followed by its floor in this process (:mod:`floors`), the figure the ratios are
+    taken against: lexically the raw FTS5 statement of its first page (:data:`RAW_RECALL`, 64
+    rows for limit 10); with vectors that statement for the hybrid's first page (160 rows) plus
+    the numpy scan of the same lane (issue 27.5). The serve process's resident memory is read
+    after the hybrid searches, with the lane loaded."""
     vectors = meta.get("vectors") or {}
     mix = [(name, q) for name, qs in queries.items() for q in qs]
     query_vectors = _query_vectors(len(mix), settings.seed) if vectors.get("count") else []
@@ -1097,7 +1094,8 @@ def section_recall(
     deadline = Deadline(settings.section_budget_s)
     result: dict[str, Any] = {}
     raw_conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    page = 64  # the first recall page of a limit-10 search: max(64, 4 x 10)
+    page = floors.LEXICAL_PAGE
+    lane = floors.Lane(db, meta) if hybrid_lines else None
     with serving(db, work) as server:
         for label, lines in (("lexical", lexical_lines), ("hybrid", hybrid_lines)):
             if not lines:
@@ -1108,7 +1106,7 @@ def section_recall(
             raw: dict[str, list[float]] = {name: [] for name in queries}
             items = 0
             for _ in range(settings.repeats):
-                for (name, line), (_, query) in zip(lines, mix, strict=False):
+                for index, ((name, line), (_, query)) in enumerate(zip(lines, mix, strict=False)):
                     if deadline.expired():
                         break
                     elapsed, answer = server.call_raw(line)
@@ -1117,18 +1115,20 @@ def section_recall(
                         items += len(answer.get("items", []))
                     if label == "lexical":
                         raw[name].append(raw_recall(raw_conn, query, page)[0])
+                    elif lane is not None:
+                        vector = query_vectors[index]
+                        raw[name].append(floors.hybrid_floor(raw_conn, lane, query, vector))
             every = [t for values in times.values() for t in values]
             result[label] = {
                 "overall": summary(every),
                 "by_class": {name: summary(values) for name, values in times.items()},
                 "items_returned": items,
             }
+            all_raw = [t for values in raw.values() for t in values]
+            if all_raw:
+                result[label].update(_over_floor(result[label]["overall"], summary(all_raw)))
             if label == "lexical":
-                all_raw = [t for values in raw.values() for t in values]
                 result[label]["raw_fts"] = summary(all_raw)
-                result[label]["ratio_of_medians"] = ratio(
-                    result[label]["overall"]["median_ms"], summary(all_raw)["median_ms"]
-                )
                 result[label]["raw_by_class"] = {
                     name: {
                         "raw_fts": summary(values),
@@ -1138,11 +1138,22 @@ def section_recall(
                     }
                     for name, values in raw.items()
                 }
+            if label == "hybrid":
+                result[label]["serve_memory_with_lane_mb"] = server.memory()
         result["serve_health"] = server.health()
     raw_conn.close()
     result["raw_statement"] = RAW_RECALL
     result["budget_exhausted"] = deadline.hit
     return result
+
+
+def _over_floor(figure: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
+    """The floor's summary and the search's ratios over it (medians and p95s)."""
+    return {
+        "floor": floor,
+        "ratio_of_medians": ratio(figure["median_ms"], floor["median_ms"]),
+        "ratio_of_p95s": ratio(figure["p95_ms"], floor["p95_ms"]),
+    }
 
 
 def json_baseline_db(corpus_db: Path, cache_dir: Path, key: str) -> Path:
@@ -1755,6 +1766,22 @@ def checks(sections: dict[str, Any], largest: int, smallest: int) -> list[dict[s
             limit,
             "ms",
         )
+    for label, limit in (("lexical", 2.0), ("hybrid", 3.0)):
+        for figure in ("ratio_of_medians", "ratio_of_p95s"):
+            at_most(
+                f"issue27.5: recall {label} over its floor at {largest}, {figure}",
+                [recall],
+                _get(recall, label, figure),
+                limit,
+                "x",
+            )
+    at_most(
+        f"issue27.5: serve RSS with the lane loaded at {largest} (recall hybrid), peak",
+        [recall],
+        _get(recall, "hybrid", "serve_memory_with_lane_mb", "peak_rss_mb"),
+        300,
+        "MB",
+    )
     person, person_base = _get(sections, "person", big), _get(sections, "person", small)
     for page in ("first_page", "deep_page", "rare_kind_page", "as_of_page"):
         value = _get(person, page, "median_ms")
