@@ -88,9 +88,9 @@ class Database:
             # memories reads megabytes of FTS5 doclists and b-tree pages. 64 MiB once saved 30 %
             # of its CPU, when the coverage factor re-read every doclist once per row; since it
             # matches a scratch copy of the page (issue 27.5), 64, 16, 4 and 2 MiB cost the same
-            # CPU at 100k (lexical within 7 %, hybrid 64 vs 16 within 3 %), and the other 48 MiB were resident memory in `serve`
-            # next to a 100k lane (300 MB budget). Pages are held only once read: a small store
-            # or a one-shot process pays nothing.
+            # CPU at 100k (recall lexical within 7 %, hybrid 64 vs 16 within 3 %), and the other
+            # 48 MiB were resident memory in `serve` next to a 100k lane (300 MB budget). Pages
+            # are held only once read: a small store or a one-shot process pays nothing.
             self.conn.execute("PRAGMA cache_size = -16384")
             if self.path != ":memory:":
                 # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
