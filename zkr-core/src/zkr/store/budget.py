@@ -25,10 +25,8 @@ _T = TypeVar("_T")
 
 __all__ = ["budget_paused", "search_budget", "within_budget"]
 
-#: SQLite virtual-machine steps between two looks at the clock: well under a millisecond of
-#: SQLite's work, while a recall search at 100k memories (~450,000 steps) calls back into Python
-#: some 45 times instead of 450 (issue 27.5).
-_BUDGET_STEPS = 10_000
+#: SQLite virtual-machine steps between two looks at the clock.
+_BUDGET_STEPS = 1_000
 
 
 class _Budget:
