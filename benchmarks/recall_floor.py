@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -110,7 +111,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         copies[name] = db
         command, env = _serve_command(db, args.baseline_src if name == "baseline" else None)
         servers[name] = run.Serve(db, work, command, env)
-    raw = run.sqlite3.connect(f"file:{built.path}?mode=ro", uri=True)
+    raw = sqlite3.connect(f"file:{built.path}?mode=ro", uri=True)
     lane = floors.Lane(copies["zkr"], meta) if "hybrid" in parts else None
     report: dict[str, Any] = {"size": args.size}
     try:
@@ -127,7 +128,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             server.close()
         raw.close()
     report["corpus"] = {"key": built.key, "sources": args.size, "vectors": meta.get("vectors")}
-    report["machine"] = {"cpus": os.cpu_count(), "sqlite": run.sqlite3.sqlite_version}
+    report["machine"] = {"cpus": os.cpu_count(), "sqlite": sqlite3.sqlite_version}
     report["commits"] = {"zkr": _commit(run.ROOT), "baseline": _commit(args.baseline_src)}
     report["settings"] = {"queries_per_class": args.queries_per_class, "repeats": args.repeats}
     return report
