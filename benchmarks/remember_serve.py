@@ -46,17 +46,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def baseline_corpus(checkout: Path, size: int, seed: int) -> Path:
-    """The corpus built (or cached) by *checkout*'s own code, in its own ``.bench``."""
+def baseline_corpus(checkout: Path, size: int, seed: int, cache: Path) -> Path:
+    """The corpus built (or cached, in *cache*) by *checkout*'s own code and environment."""
     code = (
         "import sys; sys.path.insert(0, 'benchmarks'); import run; from pathlib import Path;"
-        f" print(run.ensure_corpus(Path('.bench'), {size}, {seed}).path)"
+        f" print(run.ensure_corpus(Path({str(cache)!r}), {size}, {seed}).path)"
     )
     python = checkout / ".venv" / "bin" / "python"
     out = subprocess.run(
         [str(python), "-c", code], cwd=checkout, check=True, capture_output=True, text=True
     )
-    return checkout / out.stdout.strip().splitlines()[-1]
+    return Path(out.stdout.strip().splitlines()[-1])
 
 
 def fresh_copy(source: Path, target: Path) -> Path:
@@ -141,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     lines = run.remember_lines(built.meta, args.count, args.seed)
     sources = {"measured": built.path, "contract_only": built.path}
     if args.baseline is not None:
-        sources["baseline"] = baseline_corpus(args.baseline.resolve(), args.size, args.seed)
+        # Its own cache folder: a cache removes corpora of the same size built by other code.
+        cache = (args.cache_dir / "baseline").resolve()
+        sources["baseline"] = baseline_corpus(args.baseline.resolve(), args.size, args.seed, cache)
     report: dict[str, Any] = {
         "machine": run.machine_info(),
         "size": args.size,
