@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from zkr import models as m
@@ -50,9 +50,11 @@ def upstream_of(argument: str) -> Upstream:
     return Upstream(f"{socket.gethostname()}:{resolved}", resolved)
 
 
-@dataclass
+# slots: the counters are bumped by name all over this module; a misspelt one raises instead of
+# quietly becoming a new attribute that the printed answer leaves out.
+@dataclass(slots=True)
 class SyncStats:
-    """What one run did."""
+    """What one run did (``zkr-postgres sync`` prints it)."""
 
     scopes: int = 0
     pages: int = 0
@@ -66,13 +68,9 @@ class SyncStats:
     refused_scopes: int = 0
 
     def add(self, other: SyncStats) -> None:
-        self.scopes += other.scopes
-        self.pages += other.pages
-        self.commits += other.commits
-        self.events += other.events
-        self.erasures += other.erasures
-        self.dropped_events += other.dropped_events
-        self.refused_scopes += other.refused_scopes
+        """Count *other*'s run into this one (every field is a count, none can be left out)."""
+        for counter in fields(self):
+            setattr(self, counter.name, getattr(self, counter.name) + getattr(other, counter.name))
 
 
 def sync_scope(
