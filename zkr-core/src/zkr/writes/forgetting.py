@@ -175,8 +175,14 @@ def _column(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> lis
 
 
 def _result(erasure: m.ErasureRecord) -> m.ForgetResult:
-    """The answer names what the erasure record names (every field of the result is one of its)."""
-    return m.ForgetResult.model_validate(erasure, from_attributes=True)
+    return m.ForgetResult(
+        source_id=erasure.source_id,
+        erased_at=erasure.erased_at,
+        evidence_ids=erasure.evidence_ids,
+        claim_ids=erasure.claim_ids,
+        profile_entry_ids=erasure.profile_entry_ids,
+        daily_review_ids=erasure.daily_review_ids,
+    )
 
 
 def _stored_result(
