@@ -32,7 +32,7 @@ from zkr.store.believed import visible_claim
 if TYPE_CHECKING:
     from zkr import models as m
 
-__all__ = ["PAGING", "Paging", "lexical_ranking", "matching_targets"]
+__all__ = ["PAGING", "Paging", "lexical_ranking", "matching_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +363,7 @@ class _Walk:
         return self.read_all + next_size > paging.scoped_after
 
 
-def _matching_rows(
+def matching_rows(
     conn: sqlite3.Connection,
     match: str,
     tenant_id: str,
@@ -401,21 +401,6 @@ def _matching_rows(
         walk.advance(settled, emitted, row_limit)
 
 
-def matching_targets(
-    conn: sqlite3.Connection,
-    match: str,
-    tenant_id: str,
-    person_id: str,
-    as_of: m.AsOf | None,
-    row_limit: int,
-    *,
-    paging: Paging = PAGING,
-) -> list[Target]:
-    """The first *row_limit* qualifying rows of one FTS query, as targets, duplicates included."""
-    rows = _matching_rows(conn, match, tenant_id, person_id, as_of, row_limit, row_limit, paging)
-    return list(rows)
-
-
 def lexical_ranking(
     conn: sqlite3.Connection,
     tenant_id: str,
@@ -443,7 +428,7 @@ def lexical_ranking(
     seen: set[Target] = set()
     # A phrase that cannot match in scope, or too long to hand to FTS5, is not run (issue 18).
     phrase_rows = (
-        _matching_rows(
+        matching_rows(
             conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit, wanted, paging
         )
         if phrase_is_worth_running(conn, query, tenant_id, person_id)
@@ -458,7 +443,7 @@ def lexical_ranking(
     if queries.tokens is None:
         return ranking
     still_wanted = wanted - len(ranking)
-    for target in _matching_rows(
+    for target in matching_rows(
         conn, queries.tokens, tenant_id, person_id, as_of, candidate_limit, still_wanted, paging
     ):
         if target not in seen:
