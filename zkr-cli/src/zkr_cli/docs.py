@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from zkr_cli.generated import refresh
+from zkr.generating import refresh
 
 __all__ = ["BEGIN", "END", "SUMMARIES_PATH", "generated_reference", "main", "render", "summaries"]
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zkr_cli.generated import refresh
+from zkr.generating import refresh
 
 __all__ = ["HOST_TOOLS", "generated_manifest", "generated_tools", "main", "render"]
 
