@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from zkr.store.validation import require_scope
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
-__all__ = ["EXPORT_FORMAT", "MAX_EXPORT_PAGE_BYTES", "export", "record_scope"]
+__all__ = ["EXPORT_FORMAT", "MAX_EXPORT_PAGE_BYTES", "export", "export_pages", "record_scope"]
 
 #: The only feed format there is.
 EXPORT_FORMAT = 1
@@ -49,6 +50,41 @@ def export(db: Database, request: m.ExportRequest) -> m.ExportPage:
             _check_after_commit(conn, request)
         mark = current if request.high_water_mark is None else request.high_water_mark
         return _page(conn, request, mark)
+
+
+def export_pages(
+    export_page: Callable[[m.ExportRequest], m.ExportPage],
+    tenant_id: str,
+    person_id: str,
+    after: tuple[int, int],
+    *,
+    limit: int = 100,
+) -> Iterator[tuple[tuple[int, int], m.ExportPage]]:
+    """Every page of one scope's feed after the cursor *after*, as ``(its cursor, page)``, up to
+    the first page's high-water mark (frozen, so a busy writer cannot keep a reader going).
+
+    The replication loop of zkr's own ``sync`` and zkr-postgres's: each applies a page with the
+    cursor it was exported from, and a rerun resumes from the position the replica holds.
+    *export_page* is :func:`export` on the upstream database (``MemoryDb.export`` outside core).
+    """
+    mark: int | None = None
+    while True:
+        page = export_page(
+            m.ExportRequest(
+                export_format=EXPORT_FORMAT,
+                tenant_id=tenant_id,
+                person_id=person_id,
+                after_commit=after[0],
+                after_event_index=after[1],
+                high_water_mark=mark,
+                limit=limit,
+            )
+        )
+        yield after, page
+        if page.complete:
+            return
+        mark = page.high_water_mark
+        after = (page.next_after_commit, page.next_after_event_index)
 
 
 def _check_cursor_shape(request: m.ExportRequest) -> None:
