@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from zkr import models as m
 from zkr.errors import EmbeddingError, NotFound
@@ -61,8 +60,7 @@ def input_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectionText:
+class ProjectionText(NamedTuple):
     """What to embed for a target (contract §6.1)."""
 
     kind: str
@@ -147,8 +145,7 @@ def _live_at_revision(alias: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class StoredRow:
+class StoredRow(NamedTuple):
     """One ``embeddings`` row of a lane, as stored."""
 
     kind: str
@@ -304,10 +301,13 @@ def current_lane(
     With *replacing* (an ``embed`` of that target), a lane whose only counting row is the target's
     own is no lane, so a lone target may change configuration.
     """
-    grouped: dict[Config, list[tuple[Any, Any, Any]]] = {}
+    raws = list(_raw_configs(conn, tenant_id, person_id, model, version))
+    if not raws:  # no row in the lane: a one-shot ``projections`` need not import numpy
+        return None
     from zkr.embeddings.vectors import stored_config
 
-    for raw in _raw_configs(conn, tenant_id, person_id, model, version):
+    grouped: dict[Config, list[tuple[Any, Any, Any]]] = {}
+    for raw in raws:
         config = stored_config(*raw)
         if config is not None:  # an unparsable configuration never counts
             grouped.setdefault(config, []).append(raw)

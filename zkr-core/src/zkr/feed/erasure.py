@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from zkr import models as m
 from zkr.store.commits import serialize_record
@@ -122,8 +121,7 @@ def erased_form(record: ExportRecord) -> ExportRecord:
     return blank_record(record, everything) or record
 
 
-@dataclass(frozen=True)
-class Erased:
+class Erased(NamedTuple):
     """The ids of one scope that an erasure this database holds names, by kind."""
 
     sources: frozenset[str] = frozenset()

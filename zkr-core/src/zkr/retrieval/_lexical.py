@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
 from zkr.retrieval._fts_query import build_queries
@@ -35,8 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["PAGING", "Paging", "lexical_ranking", "matching_targets"]
 
 
-@dataclass(frozen=True, slots=True)
-class Paging:
+class Paging(NamedTuple):
     """How one FTS query is read (the answer never depends on it: the tests read with tiny pages,
     blocks and chunks, and switch to scoped pages at once, to cross every boundary).
 

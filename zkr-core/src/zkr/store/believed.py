@@ -20,7 +20,7 @@ caller; the parameters are ``:valid_at`` and ``:recorded_at``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "SQLITE",
@@ -33,8 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class BeliefSql:
+class BeliefSql(NamedTuple):
     """The fragments for one SQL dialect: where corrections live and how R is written.
 
     zkr's own store uses :data:`SQLITE`; a replica of the feed (zkr-postgres) makes its own with

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from zkr import models as m
 from zkr.jsonio import ordered_dumps
@@ -49,8 +48,7 @@ __all__ = [
 Storage = Literal["plain", "quoted", "json"]
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     """One column: its *name* and the record field (*path*, dotted attribute names) it holds."""
 
     name: str
@@ -64,8 +62,7 @@ class Column:
     deferred: bool = False
 
 
-@dataclass(frozen=True)
-class RecordTable:
+class RecordTable(NamedTuple):
     """Where one kind of export record is stored, column by column."""
 
     kind: str

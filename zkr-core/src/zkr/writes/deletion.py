@@ -9,8 +9,7 @@ are hard-deleted.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
@@ -69,8 +68,7 @@ def delete(db: Database, request: m.DeleteRequest) -> m.DeleteResult:
     )
 
 
-@dataclass(frozen=True)
-class Tombstone:
+class Tombstone(NamedTuple):
     """What one deletion changed (ids collected before anything changed)."""
 
     tenant_id: str
