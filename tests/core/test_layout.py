@@ -26,6 +26,7 @@ TOP_LEVEL = {
     "enums.py",
     "envelope.py",
     "_generate_methods.py",
+    "_named_tuple.py",
     "operation_methods.py",
     "errors.py",
     "jsonio.py",
@@ -123,6 +124,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "zkr.models",
         "zkr.version",
         "zkr.relevance",
+        "zkr._named_tuple",
     ),
     # Plugin interfaces, hook specifications, the manager and the default plugins: they see
     # models, never the database, so every layer above may ask for an embedder or an importer.

@@ -108,8 +108,8 @@ def test_a_light_class_is_frozen_and_names_a_missing_field() -> None:
 
 def test_a_light_class_is_built_once_when_first_named() -> None:
     light = light_models()
-    assert light.SearchResult is light.SearchResult
-    assert light.SearchResult.__module__ == "zkr.models"
+    assert light.RetrievalPack is light.RetrievalPack
+    assert light.RetrievalPack.__module__ == "zkr.models"
     with pytest.raises(AttributeError, match="NoSuchModel"):
         light.NoSuchModel  # noqa: B018
 

@@ -17,15 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from zkr import models as m
 from zkr.errors import EmbeddingError, NotFound
 from zkr.store.schema import has_table
 from zkr.store.validation import is_blank
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     pass
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "Config",
@@ -256,7 +261,8 @@ def _other_row_qualifies(
     excluded: Target | None,
 ) -> bool:
     """Does any row of *config* other than *excluded* count (valid, live, fresh)?"""
-    exclude_sql, exclude_params = "", cast(tuple[str, ...], ())
+    exclude_sql = ""
+    exclude_params: tuple[str, ...] = ()
     if excluded is not None:
         exclude_sql = " AND NOT (k.target_kind = ? AND k.target_id = ?)"
         exclude_params = excluded

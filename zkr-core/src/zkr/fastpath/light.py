@@ -19,10 +19,14 @@ from __future__ import annotations
 import enum
 import types
 from collections.abc import Callable
-from typing import Any, ClassVar
 
 from zkr import enums, settings
 from zkr.fastpath.shapes import load_shapes
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 __all__ = ["LightModel", "light_models"]
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import ExportError
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 from zkr.store.validation import require_scope
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.store.database import Database
 
 __all__ = ["EXPORT_FORMAT", "MAX_EXPORT_PAGE_BYTES", "export", "record_scope"]

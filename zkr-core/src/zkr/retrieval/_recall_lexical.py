@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from zkr.retrieval._bounds import scope_has_live_source
 from zkr.retrieval._fusion import Target
@@ -17,6 +16,8 @@ from zkr.retrieval._recall_query import recall_concepts, recall_match
 from zkr.retrieval._recall_tuning import DEFAULT_TUNING, RecallTuning
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr import models as m
 

@@ -20,7 +20,12 @@ caller; the parameters are ``:valid_at`` and ``:recorded_at``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "SQLITE",

@@ -11,12 +11,16 @@ import sqlite3
 from _thread import RLock
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, Self
 
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
 from zkr.store.opening import LOCK_WAIT_SECONDS, begin_immediate, check_file, enable_wal
 from zkr.store.schema import SCHEMA_VERSION
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Self
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
 

@@ -17,14 +17,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from zkr import models as m
 from zkr.jsonio import ordered_dumps
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
+
     # Annotations only: a one-shot command reads records on light classes (zkr.fastpath).
     from pydantic import BaseModel
+
+    #: How SQLite stores a field: as is, JSON-quoted (the contract's enum columns: source kind,
+    #: relation, stability), or as a JSON array (a review's evidence ids).
+    Storage = Literal["plain", "quoted", "json"]
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "CLAIM",
@@ -42,10 +51,6 @@ __all__ = [
     "read_record",
     "upsert_sql",
 ]
-
-#: How SQLite stores a field: as is, JSON-quoted (the contract's enum columns: source kind,
-#: relation, stability), or as a JSON array (a review's evidence ids).
-Storage = Literal["plain", "quoted", "json"]
 
 
 class Column(NamedTuple):

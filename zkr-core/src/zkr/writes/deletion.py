@@ -9,7 +9,6 @@ are hard-deleted.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, NamedTuple
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
@@ -25,8 +24,14 @@ from zkr.store.records import (
 from zkr.store.validation import require_scope
 from zkr.writes.capture import SUPPORTS
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from zkr.store.database import Database
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = ["Tombstone", "delete", "tombstone", "tombstone_records"]
 
