@@ -676,9 +676,9 @@ def _child_cpu() -> float:
 
 def _startup_requests(db: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     """Stores what the one-shot commands need in *db* (a claim with a locator, a second capture,
-    a profile-fact claim, a vector; a peer's export page) and returns one valid request per
-    one-shot command: ``name -> (command, request)``. Each run starts from a copy of *db*, so a
-    write (``delete``, ``forget``, ``correct``) meets the same rows every time."""
+    a profile-fact claim, a lane with a vector; a peer's export page) and returns one valid
+    request per one-shot command: ``name -> (command, request)``. Each run starts from a copy
+    of *db*, so a write (``delete``, ``forget``, ``correct``) meets the same rows every time."""
     from zkr.db import MemoryDb
 
     scope = _small_database(db)
@@ -703,6 +703,11 @@ def _startup_requests(db: Path) -> dict[str, tuple[str, dict[str, Any]]]:
             claim={"subject": "Sam", "predicate": "city", "value": "Porto",
                    "kind": "profile_fact", "valid_from": at},
         )  # fmt: skip
+        # A lane with a vector: ``projections`` reads its configuration, ``embed`` joins it.
+        lane = {"model": "m", "version": "1", "normalization": "l2", "distance": "cosine"}
+        porto = {**lane, "vector": [0.8, 0.6], "input_hash": _input_hash("Sam lives in Porto")}
+        porto_ref = {"kind": "source", "id": city.source_id}
+        memory.run("embed", {**scope, "target": porto_ref, "embedding": porto})
     with MemoryDb(db.with_name("startup-peer.db")) as peer:  # a fresh database to apply to
         peer_scope = {"tenant_id": "peer", "person_id": "startup"}
         peer.run("remember", {**peer_scope, "kind": "conversation", "text": "A peer note",

@@ -164,7 +164,7 @@ class StoredRow(NamedTuple):
     created_at: Any
 
     def config(self) -> Config | None:
-        from zkr.embeddings.vectors import stored_config
+        from zkr.embeddings.stored_config import stored_config
 
         return stored_config(self.dimension, self.normalization, self.distance)
 
@@ -310,7 +310,7 @@ def current_lane(
     raws = list(_raw_configs(conn, tenant_id, person_id, model, version))
     if not raws:  # no row in the lane: a one-shot ``projections`` need not import numpy
         return None
-    from zkr.embeddings.vectors import stored_config
+    from zkr.embeddings.stored_config import stored_config
 
     grouped: dict[Config, list[tuple[Any, Any, Any]]] = {}
     for raw in raws:
