@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import ExportError
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 from zkr.store.validation import require_scope
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
     from zkr.store.database import Database
 
 __all__ = ["EXPORT_FORMAT", "MAX_EXPORT_PAGE_BYTES", "export", "export_pages", "record_scope"]
@@ -126,12 +128,17 @@ def _check_after_commit(conn: sqlite3.Connection, request: m.ExportRequest) -> N
         raise ExportError("after_event_index exceeds the commit event count")
 
 
-@dataclass
 class _Commit:
-    sequence: int
-    recorded_at: int
-    first_event_index: int
-    records: list[dict[str, Any]] = field(default_factory=list)
+    """One commit's part of the page, filled record by record (a plain class: a one-shot
+    ``export`` does not import dataclasses, issue 27.4)."""
+
+    __slots__ = ("first_event_index", "recorded_at", "records", "sequence")
+
+    def __init__(self, sequence: int, recorded_at: int, first_event_index: int) -> None:
+        self.sequence = sequence
+        self.recorded_at = recorded_at
+        self.first_event_index = first_event_index
+        self.records: list[dict[str, Any]] = []
 
 
 def _page(conn: sqlite3.Connection, request: m.ExportRequest, mark: int) -> m.ExportPage:

@@ -21,22 +21,25 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
 from zkr.store.believed import visible_claim
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from zkr import models as m
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = ["PAGING", "Paging", "lexical_ranking", "matching_rows"]
 
 
-@dataclass(frozen=True, slots=True)
-class Paging:
+class Paging(NamedTuple):
     """How one FTS query is read (the answer never depends on it: the tests read with tiny pages,
     blocks and chunks, and switch to scoped pages at once, to cross every boundary).
 

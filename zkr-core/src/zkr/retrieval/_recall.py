@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.retrieval import keyword_trust
@@ -61,6 +60,8 @@ from zkr.retrieval.fusion import DENSE_WEIGHT, LEXICAL_WEIGHT, RRF_K, fuse_score
 from zkr.retrieval.keyword_trust import lexical_share
 from zkr.store.budget import search_budget
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.embeddings.dense import DenseRanks
     from zkr.store.database import Database

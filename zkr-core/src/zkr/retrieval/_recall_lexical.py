@@ -9,7 +9,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from zkr.retrieval._bounds import scope_has_live_source
 from zkr.retrieval._fusion import Target
@@ -18,6 +17,8 @@ from zkr.retrieval._recall_query import recall_concepts, recall_match
 from zkr.retrieval._recall_tuning import DEFAULT_TUNING, RecallTuning
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr import models as m
 

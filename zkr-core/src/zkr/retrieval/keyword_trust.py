@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from zkr.store.languages import latin_language
 
@@ -39,18 +40,25 @@ _SAMPLE = 2000
 
 # Scripts and the language each names; Latin is decided by function words. Kana before Han: a
 # Japanese text mixes both, a Chinese one has no kana.
-_SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("ja", re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")),
-    ("zh", re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")),
-    ("ko", re.compile("[\uac00-\ud7af\u1100-\u11ff]")),
-    ("th", re.compile("[\u0e00-\u0e7f]")),
-    ("ru", re.compile("[\u0400-\u052f]")),
-    ("ar", re.compile("[\u0600-\u06ff\u0750-\u077f]")),
-    ("hi", re.compile("[\u0900-\u097f]")),
-    ("el", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
-    ("he", re.compile("[\u0590-\u05ff]")),
-    ("latin", re.compile("[A-Za-z\u00c0-\u024f]")),
+_SCRIPT_CLASSES: tuple[tuple[str, str], ...] = (
+    ("ja", "[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]"),
+    ("zh", "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
+    ("ko", "[\uac00-\ud7af\u1100-\u11ff]"),
+    ("th", "[\u0e00-\u0e7f]"),
+    ("ru", "[\u0400-\u052f]"),
+    ("ar", "[\u0600-\u06ff\u0750-\u077f]"),
+    ("hi", "[\u0900-\u097f]"),
+    ("el", "[\u0370-\u03ff\u1f00-\u1fff]"),
+    ("he", "[\u0590-\u05ff]"),
+    ("latin", "[A-Za-z\u00c0-\u024f]"),
 )
+
+
+@cache
+def _scripts() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The classes compiled, on first use: compiling them is milliseconds of a one-shot
+    command's start-up (issue 27.4), and an ASCII text never needs them."""
+    return tuple((name, re.compile(chars)) for name, chars in _SCRIPT_CLASSES)
 
 
 def text_language(text: str) -> str:
@@ -59,7 +67,10 @@ def text_language(text: str) -> str:
     function word). Japanese wins over Chinese when a tenth of the Han-and-kana letters are
     kana."""
     sample = text[:_SAMPLE]
-    counts = {name: len(pattern.findall(sample)) for name, pattern in _SCRIPTS}
+    if sample.isascii():  # only the Latin class can match: skip the others' patterns
+        has_letters = any(char.isalpha() for char in sample)
+        return latin_language(sample, default="") if has_letters else ""
+    counts = {name: len(pattern.findall(sample)) for name, pattern in _scripts()}
     if counts["ja"] and counts["ja"] * 10 >= counts["ja"] + counts["zh"]:
         counts["ja"] += counts.pop("zh")
     best = max(counts, key=lambda name: counts[name])

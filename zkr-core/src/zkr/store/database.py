@@ -8,15 +8,19 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import threading
+from _thread import RLock
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, Self
 
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
 from zkr.store.opening import LOCK_WAIT_SECONDS, begin_immediate, check_file, enable_wal
 from zkr.store.schema import SCHEMA_VERSION
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Self
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
 
@@ -68,7 +72,8 @@ class Database:
             self.path = os.path.expanduser(self.path)
             # os.makedirs, not pathlib: pathlib's import (urllib, ipaddress) slows start-up.
             os.makedirs(os.path.dirname(self.path.rstrip(os.sep)) or ".", exist_ok=True)
-        self._lock = threading.RLock()
+        # _thread's RLock is threading's (its C lock), without importing threading at start-up.
+        self._lock = RLock()
         self._closed = False
         #: Caches owned by projections (e.g. dense lane matrices), dropped on every write.
         self.caches: dict[str, Any] = {}
