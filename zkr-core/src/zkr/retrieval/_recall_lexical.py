@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
+from _thread import _local as _thread_local
 from collections.abc import Sequence
 
 from zkr.retrieval._bounds import scope_has_live_source
@@ -42,7 +42,8 @@ _COVER_SCRATCH = (
 
 
 _COVERED = "SELECT rowid FROM cover WHERE cover MATCH ?"
-_SCRATCH_BY_THREAD = threading.local()
+# _thread's local is threading.local (its C type), without importing threading at start-up.
+_SCRATCH_BY_THREAD = _thread_local()
 
 
 def _scratch() -> sqlite3.Connection:
