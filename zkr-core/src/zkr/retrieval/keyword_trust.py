@@ -7,16 +7,22 @@ question over German notes), the keyword list is noise — a shared name or numb
 the multilingual dense lane still finds the memory; at the fixed share the noise outranked it
 (XQuAD, English questions: hybrid hit@1 8-29 points below dense alone). So the fusion asks:
 
-* the **question's language** (:func:`text_language`): the script most of its letters are
-  written in, and for Latin script the language of its function words
-  (:func:`zkr.store.languages.latin_language`);
-* the **languages of the keyword list's first hits** (:data:`HEAD`), decided the same way from
-  their text;
+* the **question's language** (:func:`question_language`): the script most of its letters are
+  written in, and for Latin script the language whose function words it holds most
+  (:data:`zkr.store.languages.FUNCTION_WORDS`) — a tie is no decision: "Was bedeutet Plastid?"
+  holds "was", an English and a German word, and is not called English;
+* the **languages of the keyword list's first hits** (:data:`HEAD`), decided from their text
+  (:func:`text_language`);
 
-and when fewer than half of those hits are in the question's language, the keyword list weighs
-:data:`FOREIGN_SHARE` instead of the usual share (:func:`lexical_share`). Pure functions, no
-database: zkr-core's fusion and the PostgreSQL replica's call the same ones. A question in the
-same language as the memories — every English LoCoMo question — is fused exactly as before.
+and when fewer than half of those hits are in the question's language, it trusts the keyword
+list :data:`FOREIGN_TRUST` (:func:`keyword_trust`). The trust multiplies the whole keyword list's
+part of the fusion — its share *and* its session term (``fuse_scores(keyword_trust=…)``): with
+the share alone lowered, the session term (half the best keyword hit's score, for a memory in a
+session of its own) still let the foreign keyword list outrank the dense lane (XQuAD, English
+questions over German paragraphs, all 1,190: hybrid hit@1 1.8 points below dense alone; Russian
+4.3). Pure functions, no database: zkr-core's fusion and the PostgreSQL replica's call the same
+ones. A question in the same language as the memories — every English LoCoMo question — is fused
+exactly as before.
 """
 
 from __future__ import annotations
@@ -24,14 +30,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from zkr.store.languages import latin_language
+from zkr.store.languages import ENGLISH, FUNCTION_WORDS, MIN_VOTES, latin_language
 
-__all__ = ["FOREIGN_SHARE", "HEAD", "lexical_share", "text_language"]
+__all__ = [
+    "FOREIGN_SHARE",
+    "FOREIGN_TRUST",
+    "HEAD",
+    "keyword_trust",
+    "lexical_share",
+    "question_language",
+    "text_language",
+]
 
-#: The keyword list's share when its first hits are not in the question's language. Chosen on
-#: XQuAD's development languages (English questions over de/es/ru/zh/ar/hi paragraphs, every 4th
-#: question): 0.1 left hybrid hit@1 2.0-6.4 points below dense alone, 0 leaves it 0.3-3.0 below.
-FOREIGN_SHARE = 0.0
+#: How much the keyword list is trusted when its first hits are not in the question's language.
+#: Chosen on XQuAD's development languages (English questions over de/es/ru/zh/ar/hi paragraphs,
+#: all 1,190 questions): any trust above 0 leaves hybrid hit@1 below dense alone.
+FOREIGN_TRUST = 0.0
+#: The keyword share :func:`lexical_share` gives a foreign list (its trust times any share).
+FOREIGN_SHARE = FOREIGN_TRUST
 #: How many of the keyword list's first hits decide whether it speaks the question's language.
 HEAD = 5
 #: Letters read to decide a text's script (a memory's first ones are enough).
@@ -51,33 +67,72 @@ _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("he", re.compile("[\u0590-\u05ff]")),
     ("latin", re.compile("[A-Za-z\u00c0-\u024f]")),
 )
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
 
 
-def text_language(text: str) -> str:
-    """The language a text is mostly written in: its most frequent script's language (Latin by
-    function words); ``""`` when that cannot be told (no letters, or Latin letters without a
-    function word). Japanese wins over Chinese when a tenth of the Han-and-kana letters are
-    kana."""
+def _script(text: str) -> str:
+    """The language named by the script most of *text*'s first letters are in (``"latin"`` for
+    Latin script, ``""`` without letters). Japanese wins over Chinese when a tenth of the
+    Han-and-kana letters are kana."""
     sample = text[:_SAMPLE]
     counts = {name: len(pattern.findall(sample)) for name, pattern in _SCRIPTS}
     if counts["ja"] and counts["ja"] * 10 >= counts["ja"] + counts["zh"]:
         counts["ja"] += counts.pop("zh")
     best = max(counts, key=lambda name: counts[name])
-    if not counts[best]:
+    return best if counts[best] else ""
+
+
+def text_language(text: str) -> str:
+    """The language a text is mostly written in: its most frequent script's language (Latin by
+    function words, English on a tie); ``""`` when that cannot be told (no letters, or Latin
+    letters without a function word)."""
+    script = _script(text)
+    return latin_language(text[:_SAMPLE], default="") if script == "latin" else script
+
+
+def _latin_question_language(question: str) -> str:
+    """The one language whose function words *question* holds most, ``""`` on a tie (a short
+    question shares words between languages — "in", "was", "die" — and a tie decides nothing)
+    or when another language than English has fewer than ``MIN_VOTES`` (one accidental
+    function word decides nothing, as in :func:`zkr.store.languages.latin_language`)."""
+    votes: dict[str, int] = {}
+    for word in _LATIN_WORD.findall(question.lower()):
+        for language, words in FUNCTION_WORDS.items():
+            if word in words:
+                votes[language] = votes.get(language, 0) + 1
+    if not votes:
         return ""
-    return latin_language(sample, default="") if best == "latin" else best
+    best = max(votes.values())
+    winners = [language for language, count in votes.items() if count == best]
+    if len(winners) > 1 or (winners[0] != ENGLISH and best < MIN_VOTES):
+        return ""
+    return winners[0]
+
+
+def question_language(question: str) -> str:
+    """A question's language as :func:`text_language` decides it, except that a Latin question
+    whose function words tie between languages is undecided (``""``)."""
+    script = _script(question)
+    return _latin_question_language(question) if script == "latin" else script
+
+
+def keyword_trust(query: str, hits: Sequence[str]) -> float:
+    """How much the fusion trusts the keyword list, 0..1: 1 when at least half of *hits* (the
+    texts of the list's first :data:`HEAD` hits) whose language can be told are in *query*'s
+    language, else :data:`FOREIGN_TRUST`. A question or hits whose language cannot be told
+    trust fully."""
+    asked = question_language(query)
+    if not asked:
+        return 1.0
+    told = [language for text in hits[:HEAD] if (language := text_language(text))]
+    if not told:
+        return 1.0
+    same = sum(language == asked for language in told)
+    return 1.0 if 2 * same >= len(told) else FOREIGN_TRUST
 
 
 def lexical_share(share: float, query: str, hits: Sequence[str]) -> float:
-    """The keyword list's share in the fusion: *share* when at least half of *hits* (the texts
-    of the list's first :data:`HEAD` hits) whose language can be told are in *query*'s
-    language, else :data:`FOREIGN_SHARE` (never more than *share*). A question or hits whose
-    language cannot be told keep *share*."""
-    asked = text_language(query)
-    if not asked:
-        return share
-    told = [language for text in hits[:HEAD] if (language := text_language(text))]
-    if not told:
-        return share
-    same = sum(language == asked for language in told)
-    return share if 2 * same >= len(told) else min(share, FOREIGN_SHARE)
+    """The keyword list's share in the fusion: *share* times :func:`keyword_trust`. (The fusion
+    takes the trust itself, ``fuse_scores(keyword_trust=…)``, which also scales the session
+    term; this is the share alone.)"""
+    return share * keyword_trust(query, hits)
