@@ -7,22 +7,24 @@ question over German notes), the keyword list is noise — a shared name or numb
 the multilingual dense lane still finds the memory; at the fixed share the noise outranked it
 (XQuAD, English questions: hybrid hit@1 8-29 points below dense alone). So the fusion asks:
 
-* the **question's language** (:func:`question_language`): the script most of its letters are
-  written in, and for Latin script the language whose function words it holds most
-  (:data:`zkr.store.languages.FUNCTION_WORDS`) — a tie is no decision: "Was bedeutet Plastid?"
-  holds "was", an English and a German word, and is not called English;
-* the **languages of the keyword list's first hits** (:data:`HEAD`), decided from their text
-  (:func:`text_language`);
+* the **question's language** (:func:`text_language`): the script most of its letters are
+  written in, and for Latin script the language of its function words
+  (:func:`zkr.store.languages.latin_language`);
+* the **languages of the keyword list's first hits** (:data:`HEAD`), decided the same way from
+  their text;
 
 and when fewer than half of those hits are in the question's language, it trusts the keyword
 list :data:`FOREIGN_TRUST` (:func:`keyword_trust`). The trust multiplies the whole keyword list's
 part of the fusion — its share *and* its session term (``fuse_scores(keyword_trust=…)``): with
 the share alone lowered, the session term (half the best keyword hit's score, for a memory in a
 session of its own) still let the foreign keyword list outrank the dense lane (XQuAD, English
-questions over German paragraphs, all 1,190: hybrid hit@1 1.8 points below dense alone; Russian
-4.3). Pure functions, no database: zkr-core's fusion and the PostgreSQL replica's call the same
-ones. A question in the same language as the memories — every English LoCoMo question — is fused
-exactly as before.
+questions, all 1,190: hybrid hit@1 1.8, 3.5 and 2.6 points below dense alone over German, Russian
+and Chinese paragraphs; with the trust on both, 0.0 in every development language). Measured and
+not taken: calling a Latin question whose function words tie between languages ("Was bedeutet
+Plastid?": "was" is English and German) undecided instead of English — 0.1 point worse in de,
+es and English-over-es. Pure functions, no database: zkr-core's fusion and the PostgreSQL
+replica's call the same ones. A question in the same language as the memories — every English
+LoCoMo question — is fused exactly as before.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from zkr.store.languages import ENGLISH, FUNCTION_WORDS, MIN_VOTES, latin_language
+from zkr.store.languages import latin_language
 
 __all__ = [
     "FOREIGN_SHARE",
@@ -38,7 +40,6 @@ __all__ = [
     "HEAD",
     "keyword_trust",
     "lexical_share",
-    "question_language",
     "text_language",
 ]
 
@@ -67,7 +68,6 @@ _SCRIPTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("he", re.compile("[\u0590-\u05ff]")),
     ("latin", re.compile("[A-Za-z\u00c0-\u024f]")),
 )
-_LATIN_WORD = re.compile(r"[^\W\d_]+")
 
 
 def _script(text: str) -> str:
@@ -90,38 +90,12 @@ def text_language(text: str) -> str:
     return latin_language(text[:_SAMPLE], default="") if script == "latin" else script
 
 
-def _latin_question_language(question: str) -> str:
-    """The one language whose function words *question* holds most, ``""`` on a tie (a short
-    question shares words between languages — "in", "was", "die" — and a tie decides nothing)
-    or when another language than English has fewer than ``MIN_VOTES`` (one accidental
-    function word decides nothing, as in :func:`zkr.store.languages.latin_language`)."""
-    votes: dict[str, int] = {}
-    for word in _LATIN_WORD.findall(question.lower()):
-        for language, words in FUNCTION_WORDS.items():
-            if word in words:
-                votes[language] = votes.get(language, 0) + 1
-    if not votes:
-        return ""
-    best = max(votes.values())
-    winners = [language for language, count in votes.items() if count == best]
-    if len(winners) > 1 or (winners[0] != ENGLISH and best < MIN_VOTES):
-        return ""
-    return winners[0]
-
-
-def question_language(question: str) -> str:
-    """A question's language as :func:`text_language` decides it, except that a Latin question
-    whose function words tie between languages is undecided (``""``)."""
-    script = _script(question)
-    return _latin_question_language(question) if script == "latin" else script
-
-
 def keyword_trust(query: str, hits: Sequence[str]) -> float:
     """How much the fusion trusts the keyword list, 0..1: 1 when at least half of *hits* (the
     texts of the list's first :data:`HEAD` hits) whose language can be told are in *query*'s
     language, else :data:`FOREIGN_TRUST`. A question or hits whose language cannot be told
     trust fully."""
-    asked = question_language(query)
+    asked = text_language(query)
     if not asked:
         return 1.0
     told = [language for text in hits[:HEAD] if (language := text_language(text))]
