@@ -1485,14 +1485,13 @@ def section_person(
     return timings
 
 
-def section_remember(
-    db: Path, meta: dict[str, Any], settings: Settings, work: Path
-) -> dict[str, Any]:
-    rng = random.Random(settings.seed + 11)
+def remember_lines(meta: dict[str, Any], count: int, seed: int) -> list[bytes]:
+    """The ``remember`` request lines of the section (also benchmarks/remember_serve.py's)."""
+    rng = random.Random(seed + 11)
     generator = corpus.TextGenerator(rng)
     clock = meta["clock"]
     lines = []
-    for index in range(settings.remember_count):
+    for index in range(count):
         clock += rng.randint(5, 60)
         memory = generator.with_claim() if rng.random() < corpus.CLAIM_SHARE else generator.raw()
         request: dict[str, Any] = {
@@ -1514,6 +1513,13 @@ def section_remember(
         if memory.locator is not None:
             request["locator"] = memory.locator
         lines.append(Serve.line("remember", request))
+    return lines
+
+
+def section_remember(
+    db: Path, meta: dict[str, Any], settings: Settings, work: Path
+) -> dict[str, Any]:
+    lines = remember_lines(meta, settings.remember_count, settings.seed)
     deadline = Deadline(settings.section_budget_s)
     # The contract-only baseline writes the same requests into its own copy. The two servers run
     # side by side and take the requests in alternating blocks (each block first to one, then to
