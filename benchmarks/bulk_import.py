@@ -118,6 +118,9 @@ def lines_file(cache_dir: Path, size: int, seed: int) -> Path:
 def run_import(lines: Path, db: Path, src: Path | None) -> dict[str, Any]:
     """One ``zkr import`` process; wall and CPU time from ``wait4``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
+    # No installed plugin is loaded on either side: an import needs none, and the workspace's
+    # plugins are today's code, which an older baseline's zkr-core cannot load.
+    env["ZKR_LOAD_PLUGINS"] = ""
     if src is not None:
         paths = [str(src / "zkr-core" / "src"), str(src / "zkr-cli" / "src")]
         env["PYTHONPATH"] = os.pathsep.join(paths)

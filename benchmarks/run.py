@@ -50,6 +50,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # (importable thanks to the line above when run as a script)
+import floors
+from floors import RAW_RECALL, raw_recall
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT_FORMAT = 1
@@ -121,15 +123,24 @@ QUICK = dict(
 
 
 def summary(seconds: list[float]) -> dict[str, Any]:
-    """Median, p90, min and max in milliseconds (rounded to µs), and the sample count."""
+    """Median, p90, p95, min and max in milliseconds (rounded to µs), and the sample count."""
     if not seconds:
-        return {"n": 0, "median_ms": None, "p90_ms": None, "min_ms": None, "max_ms": None}
+        return {
+            "n": 0,
+            "median_ms": None,
+            "p90_ms": None,
+            "p95_ms": None,
+            "min_ms": None,
+            "max_ms": None,
+        }
     ordered = sorted(seconds)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {
         "n": len(ordered),
         "median_ms": round(statistics.median(ordered) * 1000, 3),
         "p90_ms": round(p90 * 1000, 3),
+        "p95_ms": round(p95 * 1000, 3),
         "min_ms": round(ordered[0] * 1000, 3),
         "max_ms": round(ordered[-1] * 1000, 3),
     }
@@ -373,7 +384,13 @@ def database_stats(path: Path) -> dict[str, Any]:
 class Serve:
     """One ``zkr --db DB serve`` process: send a JSON line, time until its answer line arrives."""
 
-    def __init__(self, db: Path, stderr_dir: Path, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        stderr_dir: Path,
+        command: list[str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.stderr_file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in close()
             dir=stderr_dir, prefix="serve-", suffix=".log", delete=False
         )
@@ -382,6 +399,7 @@ class Serve:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr_file,
+            env=env,
             # Buffered pipes: an unbuffered stdout makes readline() one system call per byte,
             # which would bill the harness's reading to zkr.
         )
@@ -674,44 +692,109 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def section_startup(settings: Settings, work: Path) -> dict[str, Any]:
-    """``python -c pass``, ``zkr --help`` and one-shot ``zkr --db SMALL COMMAND`` for the commands
-    people run (search in both rankings, get, remember, memories, history, claims), interleaved
-    so that machine noise hits all alike; the figures are ratios to ``python -c pass`` in the
-    same run (wall time, and CPU time of the child, which load disturbs less). Issue 27.4: every
-    one-shot command <= 4x in CPU, ``--help`` <= 1.5x."""
-    zkr = zkr_executable()
-    db = work / "startup.db"
-    scope_fields = _small_database(db)
+def _startup_requests(db: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Stores what the one-shot commands need in *db* (a claim with a locator, a second capture,
+    a profile-fact claim, a lane with a vector; a peer's export page) and returns one valid
+    request per one-shot command: ``name -> (command, request)``. Each run starts from a copy
+    of *db*, so a write (``delete``, ``forget``, ``correct``) meets the same rows every time."""
     from zkr.db import MemoryDb
 
+    scope = _small_database(db)
+    at = 1_767_225_700
+
+    def capture(text: str, **more: Any) -> Any:
+        request = {**scope, "kind": "conversation", "text": text, "captured_at": at,
+                   "recorded_at": at, **more}  # fmt: skip
+        return memory.run("remember", request)
+
     with MemoryDb(db) as memory:
-        stored = memory.run(
-            "remember",
-            {**scope_fields, "kind": "conversation", "text": "Sam works at Acme",
-             "captured_at": 1_767_225_700, "recorded_at": 1_767_225_700,
-             "claim": {"subject": "Sam", "predicate": "employer", "value": "Acme",
-                       "kind": "fact", "valid_from": 1_767_225_700}},
+        work_claim = capture(
+            "Sam works at Acme",
+            claim={"subject": "Sam", "predicate": "employer", "value": "Acme", "kind": "fact",
+                   "valid_from": at},
+            locator={"device_id": "d", "provider": "p", "stream_id": "s", "segment_id": "g",
+                     "start_ms": 1, "end_ms": 2},
         )  # fmt: skip
-    search = {**scope_fields, "query": "coffee meeting"}
-    one_shot: dict[str, tuple[str, dict[str, Any]]] = {
-        "zkr_search_small_db": ("search", search),
+        tea = capture("Sam likes tea")
+        city = capture(
+            "Sam lives in Porto",
+            claim={"subject": "Sam", "predicate": "city", "value": "Porto",
+                   "kind": "profile_fact", "valid_from": at},
+        )  # fmt: skip
+        # A lane with a vector: ``projections`` reads its configuration, ``embed`` joins it.
+        lane = {"model": "m", "version": "1", "normalization": "l2", "distance": "cosine"}
+        porto = {**lane, "vector": [0.8, 0.6], "input_hash": _input_hash("Sam lives in Porto")}
+        porto_ref = {"kind": "source", "id": city.source_id}
+        memory.run("embed", {**scope, "target": porto_ref, "embedding": porto})
+    with MemoryDb(db.with_name("startup-peer.db")) as peer:  # a fresh database to apply to
+        peer_scope = {"tenant_id": "peer", "person_id": "startup"}
+        peer.run("remember", {**peer_scope, "kind": "conversation", "text": "A peer note",
+                              "captured_at": at, "recorded_at": at})  # fmt: skip
+        peer_page = peer.run("export", {**peer_scope, "export_format": 1})
+    _remove_db(db.with_name("startup-peer.db"))
+    later = at + 100
+    vector = [0.6, 0.8]
+    search = {**scope, "query": "coffee meeting"}
+    return {
+        # The default ranking (what every host runs), named: the harness pins contract for the
+        # other sections' searches.
+        "zkr_search_small_db": ("search", {**search, "ranking": "recall"}),
         "zkr_search_contract": ("search", {**search, "ranking": "contract"}),
-        "zkr_get": ("get", {**scope_fields, "target": {"kind": "claim", "id": stored.claim_id}}),
-        "zkr_remember": (
-            "remember",
-            {
-                **scope_fields,
-                "kind": "conversation",
-                "text": "one more note",
-                "captured_at": 1_767_225_800,
-                "recorded_at": 1_767_225_800,
-            },
-        ),
-        "zkr_memories": ("memories", {**scope_fields, "limit": 10}),
-        "zkr_history": ("history", {**scope_fields, "claim_id": stored.claim_id}),
-        "zkr_claims": ("claims", {**scope_fields, "subject": "Sam"}),
-    }
+        "zkr_get": ("get", {**scope, "target": {"kind": "claim", "id": work_claim.claim_id}}),
+        "zkr_locator": ("locator", {**scope, "evidence_id": work_claim.evidence_id}),
+        "zkr_remember": ("remember", {**scope, "kind": "conversation", "text": "one more note",
+                                      "captured_at": later, "recorded_at": later}),
+        "zkr_correct": ("correct", {**scope, "claim_id": work_claim.claim_id, "value": "Globex",
+                                    "text": "Sam works at Globex now", "valid_at": later,
+                                    "recorded_at": later}),
+        "zkr_link": ("link", {**scope, "claim_id": work_claim.claim_id,
+                              "evidence_id": tea.evidence_id, "relation": "supports",
+                              "confidence_basis_points": 8000}),
+        "zkr_delete": ("delete", {**scope, "source_id": tea.source_id, "deleted_at": later}),
+        "zkr_forget": ("forget", {**scope, "source_id": tea.source_id, "erased_at": later}),
+        "zkr_profile": ("profile", {**scope, "stability": "stable", "claim_id": city.claim_id,
+                                    "recorded_at": later}),
+        "zkr_profiles": ("profiles", dict(scope)),
+        "zkr_review": ("review", {**scope, "day": "2026-01-01", "summary": "a day",
+                                  "evidence_ids": [work_claim.evidence_id],
+                                  "recorded_at": later}),
+        "zkr_reviews": ("reviews", dict(scope)),
+        "zkr_embed": ("embed", {**scope, "target": {"kind": "source", "id": tea.source_id},
+                                "embedding": {"vector": vector, "model": "m", "version": "1",
+                                              "input_hash": _input_hash("Sam likes tea"),
+                                              "normalization": "l2", "distance": "cosine"}}),
+        "zkr_projections": ("projections", {**scope, "model": "m", "version": "1"}),
+        "zkr_export": ("export", {**scope, "export_format": 1}),
+        "zkr_apply": ("apply", {**peer_scope, "upstream": "peer", "after_commit": 0,
+                                "after_event_index": -1, "page": _page_json(peer_page)}),
+        "zkr_memories": ("memories", {**scope, "limit": 10}),
+        "zkr_history": ("history", {**scope, "claim_id": work_claim.claim_id}),
+        "zkr_sequence": ("sequence", dict(scope)),
+        "zkr_claims": ("claims", {**scope, "subject": "Sam"}),
+        "zkr_captures": ("captures", dict(scope)),
+        "zkr_scopes": ("scopes", {"tenant_id": scope["tenant_id"]}),
+    }  # fmt: skip
+
+
+def _input_hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _page_json(page: Any) -> Any:
+    return page.model_dump(mode="json", by_alias=True)
+
+
+def section_startup(settings: Settings, work: Path) -> dict[str, Any]:
+    """``python -c pass``, ``zkr --help`` and one-shot ``zkr --db SMALL COMMAND`` with a valid
+    request for every one-shot command (every operation but ``rebuild``, which runs an embedder
+    plugin; search in both rankings), interleaved so that machine noise hits all alike, each
+    run on a fresh copy of the same small database; the figures are ratios to ``python -c
+    pass`` in the same run (wall time, and CPU time of the child, which load disturbs less).
+    Issue 27.4: every one-shot command <= 4x in CPU, ``--help`` <= 1.5x."""
+    zkr = zkr_executable()
+    template = work / "startup.db"
+    one_shot = _startup_requests(template)
+    db = work / "startup-run.db"
     commands: dict[str, tuple[list[str], bytes | None]] = {
         "python_c_pass": ([sys.executable, "-c", "pass"], None),
         "zkr_help": ([zkr, "--help"], None),
@@ -727,6 +810,8 @@ def section_startup(settings: Settings, work: Path) -> dict[str, Any]:
 
     def once(name: str) -> None:
         command, stdin = commands[name]
+        _remove_db(db)
+        shutil.copyfile(template, db)
         cpu_before, started = _child_cpu(), time.perf_counter()
         completed = subprocess.run(command, input=stdin, capture_output=True, check=False, env=env)
         wall[name].append(time.perf_counter() - started)
@@ -743,9 +828,7 @@ def section_startup(settings: Settings, work: Path) -> dict[str, Any]:
     for _ in range(max(settings.cold_runs, 5)):
         for name in commands:
             once(name)
-    result: dict[str, Any] = {"database_sources": 21}
-    # A remember with an ingestion-free request stores one more capture each run: the database
-    # grows by the run count, which does not change a one-shot's start-up.
+    result: dict[str, Any] = {"database_sources": 23, "commands": sorted(one_shot)}
     for name in commands:
         result[name] = {"wall": summary(wall[name]), "cpu": summary(cpu[name])}
     for name in ("zkr_help", *one_shot):
@@ -756,6 +839,7 @@ def section_startup(settings: Settings, work: Path) -> dict[str, Any]:
             result[name]["cpu"]["median_ms"], result["python_c_pass"]["cpu"]["median_ms"]
         )
     _remove_db(db)
+    _remove_db(template)
     return result
 
 
@@ -1037,29 +1121,15 @@ def section_hybrid(
     }
 
 
-# The recall ranking's floor: the one FTS5 statement a recall search runs at minimum (its first
-# page: bm25 with the column weights over every match, the best rows kept), in the harness process.
-RAW_RECALL = (
-    "SELECT rowid, bm25(recall_fts, 1.0, 1.0, ?) AS score FROM recall_fts"
-    " WHERE recall_fts MATCH ? ORDER BY score LIMIT ?"
-)
-
-
-def raw_recall(conn: sqlite3.Connection, query: str, page: int) -> tuple[float, int]:
-    from zkr.retrieval._recall import CONTEXT_WEIGHT, recall_match
-
-    match = recall_match(query)
-    started = time.perf_counter()
-    rows = conn.execute(RAW_RECALL, (CONTEXT_WEIGHT, match, page)).fetchall() if match else []
-    return time.perf_counter() - started, len(rows)
-
-
 def section_recall(
     db: Path, meta: dict[str, Any], queries: dict[str, list[str]], settings: Settings, work: Path
 ) -> dict[str, Any]:
     """The recall ranking through ``serve``: each query class lexically, then with vectors; each
-    lexical search is followed by the raw FTS5 floor of its first page (:data:`RAW_RECALL`, 64
-    rows for limit 10) in this process, the figure the ratios are taken against."""
+    search is followed by its floor in this process (:mod:`floors`), the figure the ratios are
+    taken against: lexically the raw FTS5 statement of its first page (:data:`RAW_RECALL`, 64
+    rows for limit 10); with vectors that statement for the hybrid's first page (160 rows) plus
+    the numpy scan of the same lane (issue 27.5). The serve process's resident memory is read
+    after the hybrid searches, with the lane loaded."""
     vectors = meta.get("vectors") or {}
     mix = [(name, q) for name, qs in queries.items() for q in qs]
     query_vectors = _query_vectors(len(mix), settings.seed) if vectors.get("count") else []
@@ -1090,7 +1160,8 @@ def section_recall(
     deadline = Deadline(settings.section_budget_s)
     result: dict[str, Any] = {}
     raw_conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    page = 64  # the first recall page of a limit-10 search: max(64, 4 x 10)
+    page = floors.LEXICAL_PAGE
+    lane = floors.Lane(db, meta) if hybrid_lines else None
     with serving(db, work) as server:
         for label, lines in (("lexical", lexical_lines), ("hybrid", hybrid_lines)):
             if not lines:
@@ -1101,7 +1172,7 @@ def section_recall(
             raw: dict[str, list[float]] = {name: [] for name in queries}
             items = 0
             for _ in range(settings.repeats):
-                for (name, line), (_, query) in zip(lines, mix, strict=False):
+                for index, ((name, line), (_, query)) in enumerate(zip(lines, mix, strict=False)):
                     if deadline.expired():
                         break
                     elapsed, answer = server.call_raw(line)
@@ -1110,18 +1181,20 @@ def section_recall(
                         items += len(answer.get("items", []))
                     if label == "lexical":
                         raw[name].append(raw_recall(raw_conn, query, page)[0])
+                    elif lane is not None:
+                        vector = query_vectors[index]
+                        raw[name].append(floors.hybrid_floor(raw_conn, lane, query, vector))
             every = [t for values in times.values() for t in values]
             result[label] = {
                 "overall": summary(every),
                 "by_class": {name: summary(values) for name, values in times.items()},
                 "items_returned": items,
             }
+            all_raw = [t for values in raw.values() for t in values]
+            if all_raw:
+                result[label].update(_over_floor(result[label]["overall"], summary(all_raw)))
             if label == "lexical":
-                all_raw = [t for values in raw.values() for t in values]
                 result[label]["raw_fts"] = summary(all_raw)
-                result[label]["ratio_of_medians"] = ratio(
-                    result[label]["overall"]["median_ms"], summary(all_raw)["median_ms"]
-                )
                 result[label]["raw_by_class"] = {
                     name: {
                         "raw_fts": summary(values),
@@ -1131,11 +1204,22 @@ def section_recall(
                     }
                     for name, values in raw.items()
                 }
+            if label == "hybrid":
+                result[label]["serve_memory_with_lane_mb"] = server.memory()
         result["serve_health"] = server.health()
     raw_conn.close()
     result["raw_statement"] = RAW_RECALL
     result["budget_exhausted"] = deadline.hit
     return result
+
+
+def _over_floor(figure: dict[str, Any], floor: dict[str, Any]) -> dict[str, Any]:
+    """The floor's summary and the search's ratios over it (medians and p95s)."""
+    return {
+        "floor": floor,
+        "ratio_of_medians": ratio(figure["median_ms"], floor["median_ms"]),
+        "ratio_of_p95s": ratio(figure["p95_ms"], floor["p95_ms"]),
+    }
 
 
 def json_baseline_db(corpus_db: Path, cache_dir: Path, key: str) -> Path:
@@ -1485,14 +1569,13 @@ def section_person(
     return timings
 
 
-def section_remember(
-    db: Path, meta: dict[str, Any], settings: Settings, work: Path
-) -> dict[str, Any]:
-    rng = random.Random(settings.seed + 11)
+def remember_lines(meta: dict[str, Any], count: int, seed: int) -> list[bytes]:
+    """The ``remember`` request lines of the section (also benchmarks/remember_serve.py's)."""
+    rng = random.Random(seed + 11)
     generator = corpus.TextGenerator(rng)
     clock = meta["clock"]
     lines = []
-    for index in range(settings.remember_count):
+    for index in range(count):
         clock += rng.randint(5, 60)
         memory = generator.with_claim() if rng.random() < corpus.CLAIM_SHARE else generator.raw()
         request: dict[str, Any] = {
@@ -1514,6 +1597,13 @@ def section_remember(
         if memory.locator is not None:
             request["locator"] = memory.locator
         lines.append(Serve.line("remember", request))
+    return lines
+
+
+def section_remember(
+    db: Path, meta: dict[str, Any], settings: Settings, work: Path
+) -> dict[str, Any]:
+    lines = remember_lines(meta, settings.remember_count, settings.seed)
     deadline = Deadline(settings.section_budget_s)
     # The contract-only baseline writes the same requests into its own copy. The two servers run
     # side by side and take the requests in alternating blocks (each block first to one, then to
@@ -1748,6 +1838,22 @@ def checks(sections: dict[str, Any], largest: int, smallest: int) -> list[dict[s
             limit,
             "ms",
         )
+    for label, limit in (("lexical", 2.0), ("hybrid", 3.0)):
+        for figure in ("ratio_of_medians", "ratio_of_p95s"):
+            at_most(
+                f"issue27.5: recall {label} over its floor at {largest}, {figure}",
+                [recall],
+                _get(recall, label, figure),
+                limit,
+                "x",
+            )
+    at_most(
+        f"issue27.5: serve RSS with the lane loaded at {largest} (recall hybrid), peak",
+        [recall],
+        _get(recall, "hybrid", "serve_memory_with_lane_mb", "peak_rss_mb"),
+        300,
+        "MB",
+    )
     person, person_base = _get(sections, "person", big), _get(sections, "person", small)
     for page in ("first_page", "deep_page", "rare_kind_page", "as_of_page"):
         value = _get(person, page, "median_ms")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import secrets
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import zkr.store.validation
 from tests.cli.conftest import Outcome, db_snapshot
 from tests.integration.test_fuzz import encode, requests_for, seed
 from zkr.db import MemoryDb
@@ -38,7 +38,8 @@ FAST = sorted(load_shapes()["operations"])
 # Reads JSON lines {"argv", "stdin", "env"}; for each forks a child that runs zkr's main on them
 # with record ids from a counter, and answers {"code", "stdout", "stderr", "pydantic"}.
 _FORK_SERVER = """
-import base64, io, json, os, secrets, sys
+import base64, io, json, os, sys
+import zkr.store.validation
 from zkr_cli.__main__ import main
 assert "pydantic" not in sys.modules
 protocol_in, protocol_out = sys.stdin.buffer, sys.stdout.buffer
@@ -48,7 +49,7 @@ for line in protocol_in:
     pid = os.fork()
     if pid == 0:
         counter = iter(range(1, 1 << 30))
-        secrets.token_hex = lambda n=32: f"{next(counter):0{2 * n}x}"
+        zkr.store.validation.urandom = lambda n: next(counter).to_bytes(n, "big")
         os.environ.update(job["env"])
         for name in job["unset"]:
             os.environ.pop(name, None)
@@ -128,7 +129,7 @@ def forked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Forked]:
 
 def _counted_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     counter = iter(range(1, 1 << 30))
-    monkeypatch.setattr(secrets, "token_hex", lambda n=32: f"{next(counter):0{2 * n}x}")
+    monkeypatch.setattr(zkr.store.validation, "urandom", lambda n: next(counter).to_bytes(n, "big"))
 
 
 @settings(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,37 @@ def test_hook_zkr_register_commands(
     assert zkr_inprocess("hello").json["db"] == str(home / ".zkr" / "memory.db")
     assert zkr_inprocess("--db", str(db_path), "boom").error == "boom went the plugin"
     assert "No such option" in zkr_inprocess("--db", str(db_path), "hello", "--nope").error
+
+
+def test_a_passthrough_command_hands_its_arguments_to_the_program(
+    zkr_inprocess: Run, db_path: Path
+) -> None:
+    """``passthrough_command`` (zkr-core's builder of the hook that mcp, postgres, hermes and
+    agent-hooks use): every argument goes to ``main`` untouched, ``--db`` added when asked for;
+    ``len`` as the program makes its exit status the number of arguments it was given."""
+    from zkr import plugins
+    from zkr.plugins.passthrough import passthrough_command
+    from zkr_cli.cli import add_hookspecs
+
+    add_hookspecs(plugins.pm)
+    counting = types.SimpleNamespace(
+        zkr_register_commands=passthrough_command("count", "Count.", "builtins:len")
+    )
+    with_db = types.SimpleNamespace(
+        zkr_register_commands=passthrough_command(
+            "count-db", "Count.", "builtins:len", pass_db=True
+        )
+    )
+    plugins.pm.register(counting, name="test-count")
+    plugins.pm.register(with_db, name="test-count-db")
+    try:
+        assert zkr_inprocess("count", "a", "--help", "-x").returncode == 3
+        assert zkr_inprocess("--db", str(db_path), "count-db", "a").returncode == 3  # --db PATH a
+        assert zkr_inprocess("count-db", "--db=elsewhere", "a").returncode == 2
+        assert zkr_inprocess("count-db", "--help").returncode == 1
+    finally:
+        plugins.pm.unregister(counting)
+        plugins.pm.unregister(with_db)
 
 
 def test_plugin_commands_cannot_replace_reserved_names(

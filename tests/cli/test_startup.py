@@ -4,9 +4,11 @@ the plugin machinery (issue 2 acceptance 6; speed itself is measured by ``nox -s
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +121,87 @@ def test_one_shot_commands_skip_the_pydantic_plugin_scan(
     assert (code, scanned) == ("1", expected)  # missing field `person_id`
     # Without the scan, the loader's import of importlib.metadata is skipped too.
     assert metadata == ("True" if expected == "scanned" else "False")
+
+
+# What a one-shot command with a valid request must not import (issue 27.4): each of these was
+# a measurable share of its start-up (pydantic and numpy most; typing, dataclasses with inspect,
+# secrets with hashlib and random, threading a few per cent of ``python -c pass`` each).
+HEAVY = ("pydantic", "numpy", "typing", "dataclasses", "inspect", "secrets", "threading", "click")
+# embed (its vector) and apply (its page) are validated by pydantic; rebuild runs a plugin.
+NOT_LIGHT = {"embed", "apply", "rebuild"}
+
+
+def _one_shot_requests(db: Path) -> dict[str, Any]:
+    """A valid request per operation of the fast path but NOT_LIGHT, on a seeded *db*."""
+    import hashlib
+
+    from zkr.db import MemoryDb
+
+    scope = {"tenant_id": "t", "person_id": "p"}
+    at = 1_767_225_700
+
+    def capture(memory: MemoryDb, text: str, **more: object) -> Any:
+        request = {**scope, "kind": "conversation", "text": text, "captured_at": at,
+                   "recorded_at": at, **more}  # fmt: skip
+        return memory.run("remember", request)
+
+    with MemoryDb(db) as memory:
+        work = capture(memory, "Sam works at Acme", claim={
+            "subject": "Sam", "predicate": "employer", "value": "Acme", "kind": "fact",
+            "valid_from": at}, locator={"device_id": "d", "provider": "p", "stream_id": "s",
+                                        "segment_id": "g", "start_ms": 1, "end_ms": 2})  # fmt: skip
+        tea = capture(memory, "Sam likes tea")
+        city = capture(memory, "Sam lives in Porto", claim={
+            "subject": "Sam", "predicate": "city", "value": "Porto", "kind": "profile_fact",
+            "valid_from": at})  # fmt: skip
+        digest = hashlib.sha256(b"Sam lives in Porto").hexdigest()
+        vector = {"vector": [0.6, 0.8], "model": "m", "version": "1", "normalization": "l2",
+                  "distance": "cosine", "input_hash": f"sha256:{digest}"}  # fmt: skip
+        target = {"kind": "source", "id": city.source_id}
+        memory.run("embed", {**scope, "target": target, "embedding": vector})
+    later = at + 100
+    return {
+        "search": {**scope, "query": "Acme", "ranking": "recall"},
+        "get": {**scope, "target": {"kind": "claim", "id": work.claim_id}},
+        "locator": {**scope, "evidence_id": work.evidence_id},
+        "remember": {**scope, "kind": "conversation", "text": "one more", "captured_at": later,
+                     "recorded_at": later},
+        "correct": {**scope, "claim_id": work.claim_id, "text": "Sam works at Globex now",
+                    "value": "Globex", "valid_at": later, "recorded_at": later},
+        "link": {**scope, "claim_id": work.claim_id, "evidence_id": tea.evidence_id,
+                 "relation": "supports", "confidence_basis_points": 8000},
+        "delete": {**scope, "source_id": tea.source_id, "deleted_at": later},
+        "forget": {**scope, "source_id": tea.source_id, "erased_at": later},
+        "profile": {**scope, "stability": "stable", "claim_id": city.claim_id,
+                    "recorded_at": later},
+        "profiles": scope,
+        "review": {**scope, "day": "2026-01-01", "summary": "a day",
+                   "evidence_ids": [work.evidence_id], "recorded_at": later},
+        "reviews": scope,
+        "projections": {**scope, "model": "m", "version": "1"},
+        "export": {**scope, "export_format": 1},
+        "memories": {**scope, "limit": 5},
+        "history": {**scope, "claim_id": work.claim_id},
+        "sequence": scope,
+        "claims": {**scope, "subject": "Sam"},
+        "captures": scope,
+        "scopes": {"tenant_id": "t"},
+    }  # fmt: skip
+
+
+def test_every_light_one_shot_command_imports_nothing_heavy(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    from zkr.fastpath.check import load_shapes
+
+    seeded = tmp_path / "seeded.db"
+    requests = _one_shot_requests(seeded)
+    assert set(requests) == set(load_shapes()["operations"]) - NOT_LIGHT  # a new one is listed
+    for command, request in sorted(requests.items()):
+        db = tmp_path / f"{command}.db"
+        shutil.copyfile(seeded, db)
+        code, modules = _modules_after(
+            tmp_path, cli_env, ["--db", str(db), command], json.dumps(request).encode()
+        )
+        assert code == 0, command
+        assert [name for name in HEAVY if name in modules] == [], command

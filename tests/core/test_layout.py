@@ -27,6 +27,7 @@ TOP_LEVEL = {
     "envelope.py",
     "generating.py",
     "_generate_methods.py",
+    "_named_tuple.py",
     "operation_methods.py",
     "errors.py",
     "jsonio.py",
@@ -124,6 +125,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "zkr.models",
         "zkr.version",
         "zkr.relevance",
+        "zkr._named_tuple",
     ),
     # Plugin interfaces, hook specifications, the manager and the default plugins: they see
     # models, never the database, so every layer above may ask for an embedder or an importer.

@@ -18,7 +18,7 @@ import pytest
 
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.retrieval._lexical import PAGING, Paging, matching_targets
+from zkr.retrieval._lexical import PAGING, Paging, matching_rows
 
 WORDS = ["kiwi", "plum", "fig", "lime", "pear"]
 
@@ -143,7 +143,8 @@ def targets(
     paging: Paging = PAGING,
 ) -> list[Any]:
     with db.atomic(write=False) as conn:
-        return matching_targets(conn, match, "t", person, as_of, limit, paging=paging)
+        # The first *limit* rows, duplicates included, read as a caller wanting them all reads.
+        return list(matching_rows(conn, match, "t", person, as_of, limit, limit, paging))
 
 
 def literal(db: MemoryDb, match: str, person: str, limit: int) -> list[tuple[str, str]]:

@@ -106,5 +106,13 @@ def test_a_light_class_is_frozen_and_names_a_missing_field() -> None:
     assert isinstance(hash(light.TimeRange(from_=1, until=2)), int)
 
 
+def test_a_light_class_is_built_once_when_first_named() -> None:
+    light = light_models()
+    assert light.RetrievalPack is light.RetrievalPack
+    assert light.RetrievalPack.__module__ == "zkr.models"
+    with pytest.raises(AttributeError, match="NoSuchModel"):
+        light.NoSuchModel  # noqa: B018
+
+
 def _unused(_: Any) -> None:  # keep _Kind referenced for readers: enums outside zkr.enums
     assert _Kind.a == "a"

@@ -7,11 +7,14 @@ the caller; here come the stdin size check, the JSON parse, the operation and th
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
 from zkr_cli._io import error_message, fail_as, read_request, render
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.operations import Operation
     from zkr.store.database import Database
 

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from zkr.generating import refresh
+
 __all__ = ["BEGIN", "END", "SUMMARIES_PATH", "generated_reference", "main", "render", "summaries"]
 
 BEGIN = "<!-- BEGIN GENERATED REFERENCE: python -m zkr_cli.docs; do not edit by hand -->"
@@ -115,14 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = [arg for arg in args if arg != "--check"]
     path = Path(paths[0] if paths else "docs/cli.md")
     wanted = {path: render(path.read_text(encoding="utf-8")), SUMMARIES_PATH: summaries()}
-    stale = [p for p, text in wanted.items() if p.read_text(encoding="utf-8") != text]
-    if check:
-        for p in stale:
-            sys.stderr.write(f"{p} is stale: run python -m zkr_cli.docs {path}\n")
-        return 1 if stale else 0
-    for p in stale:
-        p.write_text(wanted[p], encoding="utf-8")
-    return 0
+    return refresh(wanted, check=check, command=f"python -m zkr_cli.docs {path}")
 
 
 if __name__ == "__main__":

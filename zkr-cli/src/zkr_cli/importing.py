@@ -28,7 +28,7 @@ import hashlib
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 import zkr.feed.erasure as _erasure
@@ -78,14 +78,8 @@ class ImportSummary:
             self.refused.append({"line": line, "error": error})
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "lines": self.lines,
-            "stored": self.stored,
-            "replayed": self.replayed,
-            "dropped": self.dropped,
-            "refused": self.refused,
-            "refused_count": self.refused_count,
-        }
+        """What ``zkr import`` prints: every field (``refused`` capped, ``refused_count`` not)."""
+        return asdict(self)
 
 
 def derived_key(request: m.RememberRequest) -> str:

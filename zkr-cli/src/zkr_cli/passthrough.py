@@ -2,8 +2,9 @@
 
 zkr-mcp, zkr-postgres, zkr-hermes, zkr-openclaw-bridge and zkr-agent-hooks each keep their own
 console script and their own option parser (one definition of each option); the ``zkr`` command
-line reaches them through this one adapter, which their ``zkr_register_commands`` hooks call. Their
-hooks import it only when zkr-cli calls them, so none of them depends on zkr-cli.
+line reaches them through this one adapter, which their ``zkr_register_commands`` hooks call. Those
+hooks are built by zkr-core's ``zkr.plugins.passthrough.passthrough_command``, which imports this
+module only when zkr-cli calls them, so none of them depends on zkr-cli.
 """
 
 from __future__ import annotations

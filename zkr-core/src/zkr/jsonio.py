@@ -18,9 +18,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from zkr.errors import RequestParseError
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    _JsonDict = dict[str, Any]
+else:
+    _JsonDict = dict
 
 __all__ = [
     "JsonObject",
@@ -56,7 +64,7 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-class JsonObject(dict[str, Any]):
+class JsonObject(_JsonDict):
     """A parsed object that remembers which of its keys were given more than once (lenient mode;
     the last value is kept, as nothing reads an ignored field's value)."""
 

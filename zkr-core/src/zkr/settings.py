@@ -23,10 +23,16 @@ import json
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 from zkr.enums import Ranking
 from zkr.errors import SettingError
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "DB",

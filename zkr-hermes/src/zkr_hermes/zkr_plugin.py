@@ -11,10 +11,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from zkr import hookimpl
+from zkr.plugins.passthrough import passthrough_command
 
 if TYPE_CHECKING:
-    import click
-
     from zkr.plugins.hosts import HostAdapter
 
 __all__ = ["zkr_register_commands", "zkr_register_hosts"]
@@ -28,13 +27,8 @@ def zkr_register_hosts(register: Callable[[HostAdapter], None]) -> None:
     register(HermesHost())
 
 
-# optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
-@hookimpl(optionalhook=True)
-def zkr_register_commands(cli: click.Group) -> None:
-    """Add ``zkr hermes`` (zkr-hermes's subcommands)."""
-    from zkr_cli.passthrough import add_passthrough
-    from zkr_hermes.__main__ import main
-
-    add_passthrough(
-        cli, "hermes", "zkr as Hermes Agent's memory: install, status (zkr hermes --help).", main
-    )
+zkr_register_commands = passthrough_command(
+    "hermes",
+    "zkr as Hermes Agent's memory: install, status (zkr hermes --help).",
+    "zkr_hermes.__main__:main",
+)

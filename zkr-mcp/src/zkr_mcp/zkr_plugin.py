@@ -8,27 +8,13 @@ import-light: zkr loads it for every non-contract command; the MCP SDK is import
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from zkr import hookimpl
-
-if TYPE_CHECKING:
-    import click
+from zkr.plugins.passthrough import passthrough_command
 
 __all__ = ["zkr_register_commands"]
 
-
-# optionalhook: the spec belongs to zkr-cli, which adds it only when it builds its command line.
-@hookimpl(optionalhook=True)
-def zkr_register_commands(cli: click.Group) -> None:
-    """Add ``zkr mcp`` (zkr-mcp's options; the database is ``zkr --db``)."""
-    from zkr_cli.passthrough import add_passthrough
-    from zkr_mcp.__main__ import main
-
-    add_passthrough(
-        cli,
-        "mcp",
-        "Serve one person's memory to MCP clients (zkr-mcp's options; zkr mcp --help).",
-        main,
-        pass_db=True,
-    )
+zkr_register_commands = passthrough_command(
+    "mcp",
+    "Serve one person's memory to MCP clients (zkr-mcp's options; zkr mcp --help).",
+    "zkr_mcp.__main__:main",
+    pass_db=True,
+)

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zkr.generating import refresh
+
 __all__ = ["HOST_TOOLS", "generated_manifest", "generated_tools", "main", "render"]
 
 _PLUGIN = Path(__file__).parent / "plugin"
@@ -122,14 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tools_path: render(generated_tools()),
         manifest_path: render(generated_manifest(manifest)),
     }
-    stale = [path for path, text in wanted.items() if path.read_text(encoding="utf-8") != text]
-    if check:
-        for path in stale:
-            sys.stderr.write(f"{path} is stale: run python -m zkr_openclaw_bridge.tool_list\n")
-        return 1 if stale else 0
-    for path in stale:
-        path.write_text(wanted[path], encoding="utf-8")
-    return 0
+    return refresh(wanted, check=check, command="python -m zkr_openclaw_bridge.tool_list")
 
 
 if __name__ == "__main__":

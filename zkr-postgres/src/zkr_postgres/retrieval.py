@@ -480,7 +480,8 @@ def _fuse(
     return core.fuse_scores(
         entries, dense.head, dense_z, _neighbour_z(conn, scope, anchors, dense.z), limit,
         times=times, date_spans=core.query_date_spans(request.query) if tuning.date_weight else (),
-        lexical_share=core.lexical_share(tuning.lexical_share, request.query, heads),
+        lexical_share=tuning.lexical_share,
+        keyword_trust=core.keyword_trust(request.query, heads),
         neighbour_weight=tuning.neighbour_weight, session_weight=tuning.session_weight,
         date_weight=tuning.date_weight, weak=weak, stated=lexical.stated,
         claim_weight=tuning.claim_weight,

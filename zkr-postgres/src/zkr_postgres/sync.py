@@ -1,8 +1,8 @@
 """``sync``: every scope of zkr databases, read through the export feed, applied to PostgreSQL.
 
-Per (upstream, scope) the loop is zkr's own ``zkr.replicate.sync``: read the durable position,
-export pages from it with the first page's ``high_water_mark`` frozen, apply each page in one
-transaction (:func:`zkr_postgres.apply.apply_page`), stop at the mark. A scope whose cursor is
+Per (upstream, scope) the loop is zkr's own (``zkr.feed.export.export_pages``): read the durable
+position, export pages from it with the first page's ``high_water_mark`` frozen, apply each page in
+one transaction (:func:`zkr_postgres.apply.apply_page`), stop at the mark. A scope whose cursor is
 already at the feed's head is skipped without an export. Killing the process at any point loses
 nothing: the next run resumes from the position PostgreSQL holds.
 
@@ -14,12 +14,11 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
-from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.feed.export import EXPORT_FORMAT
+from zkr.feed.export import export_pages
 from zkr.feed.scopes import feed_heads
 from zkr_postgres._db import Conn
 from zkr_postgres.apply import apply_page_counted, position
@@ -50,9 +49,11 @@ def upstream_of(argument: str) -> Upstream:
     return Upstream(f"{socket.gethostname()}:{resolved}", resolved)
 
 
-@dataclass
+# slots: the counters are bumped by name all over this module; a misspelt one raises instead of
+# quietly becoming a new attribute that the printed answer leaves out.
+@dataclass(slots=True)
 class SyncStats:
-    """What one run did."""
+    """What one run did (``zkr-postgres sync`` prints it)."""
 
     scopes: int = 0
     pages: int = 0
@@ -66,13 +67,9 @@ class SyncStats:
     refused_scopes: int = 0
 
     def add(self, other: SyncStats) -> None:
-        self.scopes += other.scopes
-        self.pages += other.pages
-        self.commits += other.commits
-        self.events += other.events
-        self.erasures += other.erasures
-        self.dropped_events += other.dropped_events
-        self.refused_scopes += other.refused_scopes
+        """Count *other*'s run into this one (every field is a count, none can be left out)."""
+        for counter in fields(self):
+            setattr(self, counter.name, getattr(self, counter.name) + getattr(other, counter.name))
 
 
 def sync_scope(
@@ -87,21 +84,8 @@ def sync_scope(
     """Replicate one scope of *db* up to its current head, page by page."""
     scope = (tenant_id, person_id, upstream)
     stats = SyncStats(scopes=1)
-    after = position(conn, scope).cursor()
-    mark: int | None = None
-    while True:
-        page = db.export(
-            m.ExportRequest(
-                export_format=EXPORT_FORMAT,
-                tenant_id=tenant_id,
-                person_id=person_id,
-                after_commit=after[0],
-                after_event_index=after[1],
-                high_water_mark=mark,
-                limit=limit,
-            )
-        )
-        mark = page.high_water_mark
+    start = position(conn, scope).cursor()
+    for after, page in export_pages(db.export, tenant_id, person_id, start, limit=limit):
         done = apply_page_counted(conn, scope, after, page)
         stats.pages += 1
         stats.commits += done.commits
@@ -110,9 +94,7 @@ def sync_scope(
         stats.erasures += sum(
             1 for c in page.commits for r in c.records if r.get("kind") == "erasure"
         )
-        after = (page.next_after_commit, page.next_after_event_index)
-        if page.complete:
-            return stats
+    return stats
 
 
 def _applied(conn: Conn, upstream: str) -> dict[tuple[str, str], int]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Generator, Iterator
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.embeddings.projections import (
@@ -29,7 +28,11 @@ from zkr.errors import LimitExceeded
 from zkr.store.schema import has_table
 from zkr.store.validation import require_scope
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.store.database import Database
 
 __all__ = [

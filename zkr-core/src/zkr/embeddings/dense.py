@@ -131,8 +131,13 @@ def _lane_and_vector(
     cache: bool,
 ) -> tuple[DenseLane, Any]:
     """The scope's lane and the query's vector: everything a scan needs, read on *conn*'s thread."""
-    # Embedding the query runs outside SQLite, where the budget's progress handler cannot stop it.
-    vector = within_budget(conn, lambda: query_vector(query, text))
+    # Embedding the query runs outside SQLite, where the budget's progress handler cannot stop it
+    # (a worker thread waited on with the budget's time left); a given vector is only checked:
+    # a thread started for that cost more than the check itself on every hybrid search.
+    if query.vector is not None:
+        vector = query_vector(query, text)
+    else:
+        vector = within_budget(conn, lambda: query_vector(query, text))
     with budget_paused(conn):  # the lane's load is the store's cost, paid once (see there)
         lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
     return lane, vector

@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
 
 from zkr import models as m
 from zkr.errors import EmbeddingError, NotFound
 from zkr.store.schema import has_table
 from zkr.store.validation import is_blank
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     pass
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "Config",
@@ -61,8 +65,7 @@ def input_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectionText:
+class ProjectionText(NamedTuple):
     """What to embed for a target (contract §6.1)."""
 
     kind: str
@@ -147,8 +150,7 @@ def _live_at_revision(alias: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class StoredRow:
+class StoredRow(NamedTuple):
     """One ``embeddings`` row of a lane, as stored."""
 
     kind: str
@@ -162,7 +164,7 @@ class StoredRow:
     created_at: Any
 
     def config(self) -> Config | None:
-        from zkr.embeddings.vectors import stored_config
+        from zkr.embeddings.stored_config import stored_config
 
         return stored_config(self.dimension, self.normalization, self.distance)
 
@@ -259,7 +261,8 @@ def _other_row_qualifies(
     excluded: Target | None,
 ) -> bool:
     """Does any row of *config* other than *excluded* count (valid, live, fresh)?"""
-    exclude_sql, exclude_params = "", cast(tuple[str, ...], ())
+    exclude_sql = ""
+    exclude_params: tuple[str, ...] = ()
     if excluded is not None:
         exclude_sql = " AND NOT (k.target_kind = ? AND k.target_id = ?)"
         exclude_params = excluded
@@ -304,10 +307,13 @@ def current_lane(
     With *replacing* (an ``embed`` of that target), a lane whose only counting row is the target's
     own is no lane, so a lone target may change configuration.
     """
-    grouped: dict[Config, list[tuple[Any, Any, Any]]] = {}
-    from zkr.embeddings.vectors import stored_config
+    raws = list(_raw_configs(conn, tenant_id, person_id, model, version))
+    if not raws:  # no row in the lane: a one-shot ``projections`` need not import numpy
+        return None
+    from zkr.embeddings.stored_config import stored_config
 
-    for raw in _raw_configs(conn, tenant_id, person_id, model, version):
+    grouped: dict[Config, list[tuple[Any, Any, Any]]] = {}
+    for raw in raws:
         config = stored_config(*raw)
         if config is not None:  # an unparsable configuration never counts
             grouped.setdefault(config, []).append(raw)

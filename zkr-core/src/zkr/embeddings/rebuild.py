@@ -13,10 +13,11 @@ model's work on captures. On a terminal, stderr shows progress with the rate and
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -69,9 +70,11 @@ class _Progress:
             self.stream.flush()
 
 
-def _next_batch(
-    db: Database, request: m.RebuildRequest, after: Target | None, size: int
-) -> list[m.ProjectionIssue]:
+@contextlib.contextmanager
+def _lane_issues(
+    db: Database, request: m.RebuildRequest, after: Target | None
+) -> Iterator[Iterator[m.ProjectionIssue]]:
+    """The lane's work after *after*, in (kind, id) order, read in one read transaction."""
     with db.atomic(write=False) as conn:
         lane = current_lane(
             conn, request.tenant_id, request.person_id, request.model, request.version
@@ -80,24 +83,22 @@ def _next_batch(
             conn, request.tenant_id, request.person_id, request.model, request.version, lane, after
         )
         try:
-            return list(itertools.islice(issues, size))
+            yield issues
         finally:
             issues.close()
+
+
+def _next_batch(
+    db: Database, request: m.RebuildRequest, after: Target | None, size: int
+) -> list[m.ProjectionIssue]:
+    with _lane_issues(db, request, after) as issues:
+        return list(itertools.islice(issues, size))
 
 
 def _work_left(db: Database, request: m.RebuildRequest) -> int:
     """How many targets the run has to embed (for the progress line)."""
-    with db.atomic(write=False) as conn:
-        lane = current_lane(
-            conn, request.tenant_id, request.person_id, request.model, request.version
-        )
-        issues = iter_issues(
-            conn, request.tenant_id, request.person_id, request.model, request.version, lane, None
-        )
-        try:
-            total = sum(1 for _ in issues)
-        finally:
-            issues.close()
+    with _lane_issues(db, request, None) as issues:
+        total = sum(1 for _ in issues)
     return total if request.max_items is None else min(total, request.max_items)
 
 

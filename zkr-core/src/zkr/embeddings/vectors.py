@@ -18,6 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zkr.embeddings.stored_config import (
+    DISTANCES,
+    NORMALIZATIONS,
+    parse_distance,
+    parse_normalization,
+    stored_config,
+)
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -41,9 +49,6 @@ __all__ = [
 F32 = np.dtype("<f4")
 #: An ``l2`` vector's Euclidean magnitude (computed in float64) must be within this of 1.
 L2_TOLERANCE = 1e-4
-#: Contract order of normalizations (``none`` < ``l2``) and distances (cosine < dot < euclidean).
-NORMALIZATIONS = ("none", "l2")
-DISTANCES = ("cosine", "dot", "euclidean")
 
 
 def to_float32(values: Sequence[float] | NDArray[Any]) -> NDArray[np.float32]:
@@ -93,37 +98,6 @@ def is_unit(vector: NDArray[np.float32]) -> bool:
     """True when the Euclidean magnitude, computed in float64, is within 1e-4 of 1."""
     magnitude = math.sqrt(float(np.dot(vector.astype(np.float64), vector.astype(np.float64))))
     return abs(magnitude - 1.0) <= L2_TOLERANCE
-
-
-def _parse_quoted(stored: object, allowed: tuple[str, ...]) -> str | None:
-    if not isinstance(stored, str):
-        return None
-    try:
-        value = json.loads(stored)
-    except ValueError:
-        return None
-    return value if isinstance(value, str) and value in allowed else None
-
-
-def parse_normalization(stored: object) -> str | None:
-    """``none``/``l2`` from the JSON-quoted column value (``'"l2"'``), else ``None``."""
-    return _parse_quoted(stored, NORMALIZATIONS)
-
-
-def parse_distance(stored: object) -> str | None:
-    """``cosine``/``dot``/``euclidean`` from the JSON-quoted column value, else ``None``."""
-    return _parse_quoted(stored, DISTANCES)
-
-
-def stored_config(
-    dimension: object, normalization: object, distance: object
-) -> tuple[int, str, str] | None:
-    """A row's (dimension, normalization, distance) when its columns are well-formed."""
-    norm = parse_normalization(normalization)
-    dist = parse_distance(distance)
-    if norm is None or dist is None or not isinstance(dimension, int) or dimension <= 0:
-        return None
-    return dimension, norm, dist
 
 
 def row_vector(

@@ -14,12 +14,15 @@ opaque are declined.
 
 from __future__ import annotations
 
-from typing import Any
-
 from zkr import enums, settings
 from zkr.errors import ZkrError
 from zkr.fastpath.shapes import load_shapes
 from zkr.jsonio import has_lone_surrogate
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["accept", "fast_operation", "load_shapes"]
 

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import enum
 import types
-from typing import Any, ClassVar
+from collections.abc import Callable
 
 from zkr import enums, settings
 from zkr.fastpath.shapes import load_shapes
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 __all__ = ["LightModel", "light_models"]
 
@@ -121,7 +126,9 @@ def _dump(value: Any, json_mode: bool, by_alias: bool) -> Any:
 
 
 def light_models() -> types.ModuleType:
-    """A module standing in for :mod:`zkr.models`: a light class per model (built once)."""
+    """A module standing in for :mod:`zkr.models`: a light class per model, each built the first
+    time it is named (a one-shot command names a handful of the ~75; building them all was a
+    tenth of its start-up, issue 27.4)."""
     global _MODULE
     if _MODULE is None:
         module = types.ModuleType("zkr.models", "zkr.models as light classes (zkr.fastpath).")
@@ -129,14 +136,28 @@ def light_models() -> types.ModuleType:
         for name in dir(enums):
             if not name.startswith("_"):
                 setattr(module, name, getattr(enums, name))
-        for name, shape in load_shapes()["classes"].items():
-            attributes = {
-                "__module__": "zkr.models",
-                "__qualname__": name,
-                "_fields": tuple(shape["fields"]),
-                "_by_name": shape["by_name"],
-                "_module": module,
-            }
-            setattr(module, name, type(name, (LightModel,), attributes))
+        module.__getattr__ = _class_builder(module)  # type: ignore[method-assign]
         _MODULE = module
     return _MODULE
+
+
+def _class_builder(module: types.ModuleType) -> Callable[[str], type[LightModel]]:
+    """The module's ``__getattr__`` (PEP 562): builds the light class of a model on first use."""
+    classes = load_shapes()["classes"]
+
+    def build(name: str) -> type[LightModel]:
+        shape = classes.get(name)
+        if shape is None:
+            raise AttributeError(f"module 'zkr.models' has no attribute {name!r}")
+        attributes = {
+            "__module__": "zkr.models",
+            "__qualname__": name,
+            "_fields": tuple(shape["fields"]),
+            "_by_name": shape["by_name"],
+            "_module": module,
+        }
+        cls = type(name, (LightModel,), attributes)
+        setattr(module, name, cls)
+        return cls
+
+    return build

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, Any
 
 from zkr.fastpath.check import accept, load_shapes
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.store.database import Database
 
 __all__ = ["answer", "available"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["load_shapes"]
 

@@ -30,6 +30,7 @@ other commands) before anything is staged.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from typing import TYPE_CHECKING
@@ -38,7 +39,7 @@ from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
 from zkr.feed.apply_records import apply_records
 from zkr.feed.erasure import Erased, erased_form, erased_in, scrub, watched_ids
-from zkr.feed.export import EXPORT_FORMAT, export
+from zkr.feed.export import export, export_pages
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
 from zkr.store.commits import append_commit, scope_of, serialize_record
 from zkr.store.records import ExportRecord
@@ -115,38 +116,23 @@ def sync(
     page; safe to interrupt at any point and run again. Answers the last page's result with
     ``dropped_events`` counted over every page.
     """
-    after_commit, after_index = position(replica, tenant_id, person_id, upstream)
-    mark: int | None = None
     dropped = 0
-    while True:
-        page = export(
-            source,
-            m.ExportRequest(
-                export_format=EXPORT_FORMAT,
-                tenant_id=tenant_id,
-                person_id=person_id,
-                after_commit=after_commit,
-                after_event_index=after_index,
-                high_water_mark=mark,
-                limit=limit,
-            ),
-        )
-        mark = page.high_water_mark
+    held = position(replica, tenant_id, person_id, upstream)
+    export_page = functools.partial(export, source)
+    for after, page in export_pages(export_page, tenant_id, person_id, held, limit=limit):
         result = apply(
             replica,
             m.ApplyRequest(
                 tenant_id=tenant_id,
                 person_id=person_id,
                 upstream=upstream,
-                after_commit=after_commit,
-                after_event_index=after_index,
+                after_commit=after[0],
+                after_event_index=after[1],
                 page=page,
             ),
         )
         dropped += result.dropped_events
-        after_commit, after_index = page.next_after_commit, page.next_after_event_index
-        if page.complete:
-            return result.model_copy(update={"dropped_events": dropped})
+    return result.model_copy(update={"dropped_events": dropped})
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.store.commits import serialize_record
@@ -31,8 +29,14 @@ from zkr.store.recall_index import purge_source
 from zkr.store.records import ExportRecord
 from zkr.store.sidecars import discard_sidecars
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from pydantic import BaseModel
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "DERIVED_KEY_PREFIX",
@@ -122,8 +126,7 @@ def erased_form(record: ExportRecord) -> ExportRecord:
     return blank_record(record, everything) or record
 
 
-@dataclass(frozen=True)
-class Erased:
+class Erased(NamedTuple):
     """The ids of one scope that an erasure this database holds names, by kind."""
 
     sources: frozenset[str] = frozenset()

@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import ExportError
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 from zkr.store.validation import require_scope
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
     from zkr.store.database import Database
 
-__all__ = ["EXPORT_FORMAT", "MAX_EXPORT_PAGE_BYTES", "export", "record_scope"]
+__all__ = ["EXPORT_FORMAT", "MAX_EXPORT_PAGE_BYTES", "export", "export_pages", "record_scope"]
 
 #: The only feed format there is.
 EXPORT_FORMAT = 1
@@ -49,6 +52,41 @@ def export(db: Database, request: m.ExportRequest) -> m.ExportPage:
             _check_after_commit(conn, request)
         mark = current if request.high_water_mark is None else request.high_water_mark
         return _page(conn, request, mark)
+
+
+def export_pages(
+    export_page: Callable[[m.ExportRequest], m.ExportPage],
+    tenant_id: str,
+    person_id: str,
+    after: tuple[int, int],
+    *,
+    limit: int = 100,
+) -> Iterator[tuple[tuple[int, int], m.ExportPage]]:
+    """Every page of one scope's feed after the cursor *after*, as ``(its cursor, page)``, up to
+    the first page's high-water mark (frozen, so a busy writer cannot keep a reader going).
+
+    The replication loop of zkr's own ``sync`` and zkr-postgres's: each applies a page with the
+    cursor it was exported from, and a rerun resumes from the position the replica holds.
+    *export_page* is :func:`export` on the upstream database (``MemoryDb.export`` outside core).
+    """
+    mark: int | None = None
+    while True:
+        page = export_page(
+            m.ExportRequest(
+                export_format=EXPORT_FORMAT,
+                tenant_id=tenant_id,
+                person_id=person_id,
+                after_commit=after[0],
+                after_event_index=after[1],
+                high_water_mark=mark,
+                limit=limit,
+            )
+        )
+        yield after, page
+        if page.complete:
+            return
+        mark = page.high_water_mark
+        after = (page.next_after_commit, page.next_after_event_index)
 
 
 def _check_cursor_shape(request: m.ExportRequest) -> None:
@@ -90,12 +128,17 @@ def _check_after_commit(conn: sqlite3.Connection, request: m.ExportRequest) -> N
         raise ExportError("after_event_index exceeds the commit event count")
 
 
-@dataclass
 class _Commit:
-    sequence: int
-    recorded_at: int
-    first_event_index: int
-    records: list[dict[str, Any]] = field(default_factory=list)
+    """One commit's part of the page, filled record by record (a plain class: a one-shot
+    ``export`` does not import dataclasses, issue 27.4)."""
+
+    __slots__ = ("first_event_index", "recorded_at", "records", "sequence")
+
+    def __init__(self, sequence: int, recorded_at: int, first_event_index: int) -> None:
+        self.sequence = sequence
+        self.recorded_at = recorded_at
+        self.first_event_index = first_event_index
+        self.records: list[dict[str, Any]] = []
 
 
 def _page(conn: sqlite3.Connection, request: m.ExportRequest, mark: int) -> m.ExportPage:

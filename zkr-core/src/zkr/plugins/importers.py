@@ -45,6 +45,23 @@ class Message:
     author: str
     kind: m.SourceKind = m.SourceKind.conversation
 
+    @classmethod
+    def from_ids(
+        cls,
+        source: str,
+        conversation_id: str,
+        message_id: str,
+        *,
+        text: str,
+        at: float,
+        author: str,
+        kind: m.SourceKind = m.SourceKind.conversation,
+    ) -> Message:
+        """A message keyed ``source:conversation_id:message_id``: the key of every export that
+        names both (chatgpt, claude, notes), so a re-import of the same export replays."""
+        key = f"{source}:{conversation_id}:{message_id}"
+        return cls(key, text, at, source, conversation_id, message_id, author, kind)
+
 
 @dataclass(frozen=True)
 class Skipped:

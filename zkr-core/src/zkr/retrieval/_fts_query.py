@@ -16,9 +16,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from zkr.retrieval._alphabetic_marks import OTHER_ALPHABETIC_RANGES
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "MAX_TOKEN_TERMS",
@@ -81,27 +87,20 @@ def token_terms(query: str) -> list[str]:
         # spellings are decoded.
         runs = dict.fromkeys(query.encode("ascii").translate(_ASCII_SEPARATORS).split())
         return _unique_terms(run.decode("ascii") for run in runs)
-    terms: list[str] = []
-    seen: set[str] = set()
+    return _unique_terms(_alphanumeric_runs(query))
+
+
+def _alphanumeric_runs(query: str) -> Iterator[str]:
+    """The runs of alphanumeric characters of *query*, in order, lazily (one pass)."""
     start: int | None = None
-    # One pass over the text; a trailing separator closes the last run.
+    # A trailing separator closes the last run.
     for index, char in enumerate(query + " "):
         if is_alphanumeric(char):
             if start is None:
                 start = index
-            continue
-        if start is None:
-            continue
-        term = query[start:index]
-        start = None
-        folded = term.lower()
-        if folded in seen:
-            continue
-        seen.add(folded)
-        terms.append(term)
-        if len(terms) == MAX_TOKEN_TERMS:
-            break
-    return terms
+        elif start is not None:
+            yield query[start:index]
+            start = None
 
 
 def _unique_terms(runs: Iterator[str]) -> list[str]:

@@ -21,22 +21,25 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
 from zkr.store.believed import visible_claim
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from zkr import models as m
+else:
+    from zkr._named_tuple import NamedTuple
 
-__all__ = ["PAGING", "Paging", "lexical_ranking", "matching_targets"]
+__all__ = ["PAGING", "Paging", "lexical_ranking", "matching_rows"]
 
 
-@dataclass(frozen=True, slots=True)
-class Paging:
+class Paging(NamedTuple):
     """How one FTS query is read (the answer never depends on it: the tests read with tiny pages,
     blocks and chunks, and switch to scoped pages at once, to cross every boundary).
 
@@ -57,17 +60,26 @@ class Paging:
     scope columns of every match once, which is cheaper than wading through other people's rows.
     """
 
-    min_page: int = 64
-    rows_per_wanted: int = 8
-    page_growth: int = 8
-    first_block: int = 16
-    id_chunk: int = 500
-    scoped_after: int = 4096
-    scoped_below: float = 0.5
+    min_page: int
+    rows_per_wanted: int
+    page_growth: int
+    first_block: int
+    id_chunk: int
+    scoped_after: int
+    scoped_below: float
 
 
-#: The paging every search uses.
-PAGING = Paging()
+#: The paging every search uses: the tuned values, in one place. A test that reads otherwise
+#: derives its paging from this one (``dataclasses.replace(PAGING, min_page=1)``).
+PAGING = Paging(
+    min_page=64,
+    rows_per_wanted=8,
+    page_growth=8,
+    first_block=16,
+    id_chunk=500,
+    scoped_after=4096,
+    scoped_below=0.5,
+)
 
 # bm25 alone in ORDER BY and only the rowid beside it: the shape of the plain top-N query. FTS5
 # computes bm25 for every match anyway and SQLite keeps the best OFFSET + LIMIT rows; reading a
@@ -354,7 +366,7 @@ class _Walk:
         return self.read_all + next_size > paging.scoped_after
 
 
-def _matching_rows(
+def matching_rows(
     conn: sqlite3.Connection,
     match: str,
     tenant_id: str,
@@ -392,21 +404,6 @@ def _matching_rows(
         walk.advance(settled, emitted, row_limit)
 
 
-def matching_targets(
-    conn: sqlite3.Connection,
-    match: str,
-    tenant_id: str,
-    person_id: str,
-    as_of: m.AsOf | None,
-    row_limit: int,
-    *,
-    paging: Paging = PAGING,
-) -> list[Target]:
-    """The first *row_limit* qualifying rows of one FTS query, as targets, duplicates included."""
-    rows = _matching_rows(conn, match, tenant_id, person_id, as_of, row_limit, row_limit, paging)
-    return list(rows)
-
-
 def lexical_ranking(
     conn: sqlite3.Connection,
     tenant_id: str,
@@ -434,7 +431,7 @@ def lexical_ranking(
     seen: set[Target] = set()
     # A phrase that cannot match in scope, or too long to hand to FTS5, is not run (issue 18).
     phrase_rows = (
-        _matching_rows(
+        matching_rows(
             conn, queries.phrase, tenant_id, person_id, as_of, candidate_limit, wanted, paging
         )
         if phrase_is_worth_running(conn, query, tenant_id, person_id)
@@ -449,7 +446,7 @@ def lexical_ranking(
     if queries.tokens is None:
         return ranking
     still_wanted = wanted - len(ranking)
-    for target in _matching_rows(
+    for target in matching_rows(
         conn, queries.tokens, tenant_id, person_id, as_of, candidate_limit, still_wanted, paging
     ):
         if target not in seen:

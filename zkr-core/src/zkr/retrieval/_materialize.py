@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from zkr.errors import NotFound
 from zkr.retrieval._fusion import Target
 from zkr.store.believed import visible_claim
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr import models as m
 
 __all__ = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from functools import cache
 
 __all__ = ["SLACK_SECONDS", "query_date_spans"]
 
@@ -24,12 +25,17 @@ _MONTHS = (
     *("july", "august", "september", "october", "november", "december"),
 )
 _MONTH = "|".join(_MONTHS)
-_DATE = re.compile(
-    rf"\b(?:(?P<day_first>\d{{1,2}})(?:st|nd|rd|th)?\s+)?(?P<month>{_MONTH})\b"
-    rf"(?:\s+(?P<day_after>\d{{1,2}})(?:st|nd|rd|th)?\b)?,?\s+(?P<year>(?:19|20)\d\d)\b"
-    rf"|\b(?P<year_only>(?:19|20)\d\d)\b",
-    re.IGNORECASE,
-)
+
+
+# Compiled on first use: a query without a year (most) never needs it (start-up, issue 27.4).
+@cache
+def _date_pattern() -> re.Pattern[str]:
+    return re.compile(
+        rf"\b(?:(?P<day_first>\d{{1,2}})(?:st|nd|rd|th)?\s+)?(?P<month>{_MONTH})\b"
+        rf"(?:\s+(?P<day_after>\d{{1,2}})(?:st|nd|rd|th)?\b)?,?\s+(?P<year>(?:19|20)\d\d)\b"
+        rf"|\b(?P<year_only>(?:19|20)\d\d)\b",
+        re.IGNORECASE,
+    )
 
 
 def _seconds(year: int, month: int, day: int) -> int:
@@ -41,7 +47,9 @@ def query_date_spans(query: str) -> list[tuple[int, int]]:
     dates *query* names, slack included; an impossible day (``February 30, 2023``) names nothing.
     """
     spans: list[tuple[int, int]] = []
-    for found in _DATE.finditer(query):
+    if "19" not in query and "20" not in query:  # every date it reads names a year 19xx/20xx
+        return spans
+    for found in _date_pattern().finditer(query):
         if found["year_only"] is not None:
             year = int(found["year_only"])
             start, end = _seconds(year, 1, 1), _seconds(year + 1, 1, 1)

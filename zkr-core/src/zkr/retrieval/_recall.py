@@ -34,10 +34,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from zkr import models as m
-from zkr.retrieval import keyword_trust
 from zkr.retrieval._fusion import Target
 from zkr.retrieval._materialize import materialize_all
 from zkr.retrieval._neighbours import MIN_SPREAD, anchor_times, neighbours
@@ -58,9 +56,11 @@ from zkr.retrieval._recall_tuning import (
     RecallTuning,
 )
 from zkr.retrieval.fusion import DENSE_WEIGHT, LEXICAL_WEIGHT, RRF_K, fuse_scores, fuse_weighted
-from zkr.retrieval.keyword_trust import lexical_share
+from zkr.retrieval.keyword_trust import HEAD, keyword_trust
 from zkr.store.budget import search_budget
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.embeddings.dense import DenseRanks
     from zkr.store.database import Database
@@ -242,10 +242,9 @@ def _fuse_hybrid_scores(
         m.bounded_limit(request.limit),
         times=times,
         date_spans=query_date_spans(request.query) if tuning.date_weight else (),
+        lexical_share=tuning.lexical_share,
         # Keywords in another language than the question's are noise (zkr.retrieval.keyword_trust).
-        lexical_share=lexical_share(
-            tuning.lexical_share, request.query, _texts(conn, anchors[: keyword_trust.HEAD])
-        ),
+        keyword_trust=keyword_trust(request.query, _texts(conn, anchors[:HEAD])),
         neighbour_weight=tuning.neighbour_weight,
         session_weight=tuning.session_weight,
         date_weight=tuning.date_weight,

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
 
 from zkr.retrieval._fusion import Target, target_key
 from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._materialize import visible_claims
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from zkr import models as m
     from zkr.embeddings.dense import DenseRanks
     from zkr.store.database import Database
+
+    _Scanned = TypeVar("_Scanned")
 
 __all__ = [
     "dense_head",
@@ -66,9 +71,6 @@ def recall_dense_scan(
     from zkr.embeddings.dense import dense_ranks_started
 
     return _for_request(dense_ranks_started, db, conn, request, cache)
-
-
-_Scanned = TypeVar("_Scanned")
 
 
 def _for_request(

@@ -3,8 +3,6 @@ ranking; benchmarks pass others in)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from zkr.retrieval._recall_query import PREFIX_FROM
 from zkr.retrieval.fusion import (
     CLAIM_WEIGHT,
@@ -16,6 +14,13 @@ from zkr.retrieval.fusion import (
     RRF_K,
     SESSION_WEIGHT,
 )
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "CANDIDATES_PER_ITEM",

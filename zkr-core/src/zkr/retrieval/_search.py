@@ -13,7 +13,6 @@ from the same snapshot.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
 from zkr.enums import Ranking, bounded_limit
 from zkr.errors import NotFound
@@ -23,6 +22,8 @@ from zkr.retrieval._materialize import materialize, materialize_all
 from zkr.store.budget import search_budget
 from zkr.store.validation import require_scope, require_text
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr import models as m
     from zkr.store.database import Database

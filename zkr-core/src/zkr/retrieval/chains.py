@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import LimitExceeded, NotFound
@@ -35,7 +34,11 @@ from zkr.store.records import claim_record
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.store.database import Database
 
 __all__ = ["assemble_history", "cited_evidence", "correction_of", "history"]

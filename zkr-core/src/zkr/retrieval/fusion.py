@@ -165,6 +165,7 @@ def fuse_scores(
     times: Mapping[str, tuple[str, int]] | None = None,
     date_spans: Sequence[tuple[int, int]] = (),
     lexical_share: float = LEXICAL_SHARE,
+    keyword_trust: float = 1.0,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
     session_weight: float = SESSION_WEIGHT,
     date_weight: float = DATE_WEIGHT,
@@ -190,7 +191,13 @@ def fuse_scores(
     a relevance never rises down the list. *stated* holds the claims whose statement matches
     the query's words: each gains *claim_weight* (claims first: the claim that says what is asked
     outranks a capture that shares an incidental word with the question).
+
+    *keyword_trust* (0..1, :func:`zkr.retrieval.keyword_trust.keyword_trust`) scales the keyword
+    list's whole part: its share (the dense part takes what it leaves) and its session term. At
+    0 the lexical scores rank nothing; the claim, date and weak rules still apply.
     """
+    lexical_share *= keyword_trust
+    session_weight *= keyword_trust
     lexical_part, anchor = _lexical_parts(lexical, dense)
     times = times or {}
     session = _session_best(lexical_part, anchor, times) if session_weight else {}

@@ -15,7 +15,6 @@ import binascii
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest
@@ -31,7 +30,11 @@ from zkr.store.records import time_range
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from zkr.store.database import Database
 
 __all__ = [
@@ -256,13 +259,7 @@ def claim_item(row: Sequence[Any], evidence_ids: list[str]) -> m.MemoryListItem:
         recorded_time=time_range(rf, ru),
         status=m.ClaimStatus(status),
     )
-    return m.MemoryListItem(
-        memory=m.MemoryRef(kind=m.MemoryKind.claim, id=cid),
-        recorded_at=rf,
-        claim=claim,
-        capture=None,
-        evidence_ids=evidence_ids,
-    )
+    return _listed(m.MemoryKind.claim, cid, rf, evidence_ids, claim=claim)
 
 
 def capture_item(row: Sequence[Any], evidence_ids: list[str]) -> m.MemoryListItem:
@@ -277,10 +274,23 @@ def capture_item(row: Sequence[Any], evidence_ids: list[str]) -> m.MemoryListIte
         recorded_at=recorded_at,
         ingestion_key=ingestion_key,
     )
+    return _listed(m.MemoryKind.source, sid, recorded_at, evidence_ids, capture=capture)
+
+
+def _listed(
+    kind: m.MemoryKind,
+    memory_id: str,
+    recorded_at: int,
+    evidence_ids: list[str],
+    *,
+    claim: m.ListedClaim | None = None,
+    capture: m.ListedCapture | None = None,
+) -> m.MemoryListItem:
+    """One listed memory: exactly one of *claim* and *capture* is given."""
     return m.MemoryListItem(
-        memory=m.MemoryRef(kind=m.MemoryKind.source, id=sid),
+        memory=m.MemoryRef(kind=kind, id=memory_id),
         recorded_at=recorded_at,
-        claim=None,
+        claim=claim,
         capture=capture,
         evidence_ids=evidence_ids,
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from zkr import models as m
 from zkr.jsonio import compact_len
@@ -25,14 +24,18 @@ from zkr.store.database import Database
 from zkr.store.validation import require_scope
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from pydantic import BaseModel
+
+    _Item = TypeVar("_Item", bound="BaseModel")
 
 __all__ = ["captures", "claims", "sequence"]
 
 _SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
-
-_Item = TypeVar("_Item", bound="BaseModel")
 
 
 def _within_page(items: Iterable[_Item]) -> list[_Item]:

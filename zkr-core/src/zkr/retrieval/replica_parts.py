@@ -8,7 +8,7 @@ module only names what is promised:
 * the index's terms (:func:`recall_terms` for a stored text, :func:`fts_tokens` for a query's
   already analysed words) and the query's words (:func:`recall_words`);
 * the lexical list's parameters (:data:`DEFAULT_TUNING`: column weights, coverage floor, own z);
-* the fusion (:func:`fuse_scores`, :func:`lexical_share`, :func:`query_date_spans`) and what it
+* the fusion (:func:`fuse_scores`, :func:`keyword_trust`, :func:`query_date_spans`) and what it
   reads around a memory (:data:`SPREAD` neighbours within :data:`SESSION_GAP_SECONDS`, z-scores
   spread at least :data:`MIN_SPREAD`);
 * the recall index's neighbour window (:data:`BEFORE`, :data:`AFTER`) and claim statements
@@ -38,7 +38,7 @@ from zkr.retrieval._recall_tuning import DEFAULT_TUNING
 from zkr.retrieval._search import FULL_RELEVANCE, NO_MATCH_GAP
 from zkr.retrieval.fusion import fuse_scores
 from zkr.retrieval.keyword_trust import HEAD as TRUST_HEAD
-from zkr.retrieval.keyword_trust import lexical_share
+from zkr.retrieval.keyword_trust import keyword_trust
 from zkr.store.recall_index import AFTER, BEFORE, SESSION_GAP_SECONDS, statement_text
 from zkr.store.recall_terms import fts_tokens, recall_terms
 
@@ -67,7 +67,7 @@ __all__ = [
     "fts_tokens",
     "fuse_scores",
     "fuse_weighted",
-    "lexical_share",
+    "keyword_trust",
     "query_date_spans",
     "recall_terms",
     "recall_words",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import sqlite3
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest
@@ -21,6 +20,8 @@ from zkr.jsonio import compact_len
 from zkr.store.validation import require_text
 from zkr.writes.profiles import MAX_READ_PAGE_BYTES
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
 

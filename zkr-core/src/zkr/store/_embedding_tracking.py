@@ -95,11 +95,12 @@ def _has_vectors(kind: str, tenant: str, person: str, target_id: str) -> str:
     )
 
 
-def _mark(kind: str, row: str) -> str:
-    """Tick target *row* (its own id) in ``embedding_dirty`` when it has embedding rows."""
+def _mark(kind: str, row: str, rows_from: str = "") -> str:
+    """Tick target *row* (its own id) in ``embedding_dirty`` when it has embedding rows; *row* is
+    a trigger's ``NEW``/``OLD``, or the alias of the rows *rows_from* names."""
     return (
         "INSERT INTO embedding_dirty(tenant_id, person_id, target_kind, target_id, tick)"
-        f" SELECT {row}.tenant_id, {row}.person_id, '{kind}', {row}.id, {_TICK}"
+        f" SELECT {row}.tenant_id, {row}.person_id, '{kind}', {row}.id, {_TICK}{rows_from}"
         f" WHERE {_has_vectors(kind, f'{row}.tenant_id', f'{row}.person_id', f'{row}.id')}"
         f" {_RETICK};"
     )
@@ -107,11 +108,7 @@ def _mark(kind: str, row: str) -> str:
 
 def _mark_select(kind: str, select: str) -> str:
     """Tick every (tenant_id, person_id, id) row of *select* (alias ``z``) that has vectors."""
-    return (
-        "INSERT INTO embedding_dirty(tenant_id, person_id, target_kind, target_id, tick)"
-        f" SELECT z.tenant_id, z.person_id, '{kind}', z.id, {_TICK} FROM ({select}) z"
-        f" WHERE {_has_vectors(kind, 'z.tenant_id', 'z.person_id', 'z.id')} {_RETICK};"
-    )
+    return _mark(kind, "z", f" FROM ({select}) z")
 
 
 def _evidence_of_source(row: str) -> str:

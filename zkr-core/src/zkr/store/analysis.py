@@ -51,11 +51,31 @@ _MARKS = (
     "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
     "\u0900-\u0963\u0966-\u0dff\u200c\u200d\u3099\u309a"
 )
-_WORD = re.compile(f"(?:[^\\W_]|[{_MARKS}{_NO_SPACE}])+")
-_NO_SPACE_RUN = re.compile(f"[{_NO_SPACE}]+")
-# Any character that is not left to FTS5 as it is: the no-space scripts and the stemmed ones.
-_NEEDS_WORK = re.compile(f"[{_NO_SPACE}\u0370-\u03ff\u1f00-\u1fff\u0400-\u058f\u0600-\u06ff"
-                         "\u0750-\u077f\u0900-\u097f\u0b80-\u0bff]")  # fmt: skip
+
+
+# Compiled on first use, not at import: these character classes cost a one-shot command
+# milliseconds to compile (issue 27.4), and an ASCII text never needs them (see _needs_work).
+@cache
+def _word() -> re.Pattern[str]:
+    return re.compile(f"(?:[^\\W_]|[{_MARKS}{_NO_SPACE}])+")
+
+
+@cache
+def _no_space_run() -> re.Pattern[str]:
+    return re.compile(f"[{_NO_SPACE}]+")
+
+
+@cache
+def _needs_work_pattern() -> re.Pattern[str]:
+    # Any character that is not left to FTS5 as it is: the no-space scripts and the stemmed ones.
+    return re.compile(f"[{_NO_SPACE}\u0370-\u03ff\u1f00-\u1fff\u0400-\u058f\u0600-\u06ff"
+                      "\u0750-\u077f\u0900-\u097f\u0b80-\u0bff]")  # fmt: skip
+
+
+def _needs_work(text: str) -> bool:
+    """Whether *text* holds a character of a no-space or stemmed script (never an ASCII one)."""
+    return not text.isascii() and _needs_work_pattern().search(text) is not None
+
 
 _SNOWBALL = {
     "ar": "arabic",
@@ -104,7 +124,7 @@ def words_of(word: str, latin: str) -> list[str]:
     language of the text's Latin words."""
     pieces: list[str] = []
     start = 0
-    for run in _NO_SPACE_RUN.finditer(word):
+    for run in _no_space_run().finditer(word):
         if run.start() > start:
             pieces.append(_stemmed(word[start : run.start()], latin))
         pieces.extend(_bigrams(run.group()))
@@ -155,9 +175,9 @@ _CACHED_LENGTH = 4096
 
 def _index_text(text: str) -> str:
     latin = latin_language(text)
-    if latin == ENGLISH and not _NEEDS_WORK.search(text):
+    if latin == ENGLISH and not _needs_work(text):
         return text
-    return _WORD.sub(lambda found: " ".join(words_of(found.group(), latin)), text)
+    return _word().sub(lambda found: " ".join(words_of(found.group(), latin)), text)
 
 
 def query_terms(query: str, terms: list[str]) -> list[str]:
@@ -167,11 +187,11 @@ def query_terms(query: str, terms: list[str]) -> list[str]:
     when only function words remain), unique, at most :data:`MAX_QUERY_TERMS`."""
     # A question is short: one function word of another language decides it.
     latin = latin_language(query, min_votes=1)
-    if latin == ENGLISH and not _NEEDS_WORK.search(query):
+    if latin == ENGLISH and not _needs_work(query):
         return terms
     kept: dict[str, None] = {}
     every: dict[str, None] = {}
-    for found in _WORD.finditer(query):
+    for found in _word().finditer(query):
         word = found.group()
         stop = word.lower() in stop_words(_language(word, latin))
         for term in words_of(word, latin):

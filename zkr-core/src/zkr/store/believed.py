@@ -20,7 +20,12 @@ caller; the parameters are ``:valid_at`` and ``:recorded_at``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "SQLITE",
@@ -33,8 +38,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class BeliefSql:
+class BeliefSql(NamedTuple):
     """The fragments for one SQL dialect: where corrections live and how R is written.
 
     zkr's own store uses :data:`SQLITE`; a replica of the feed (zkr-postgres) makes its own with

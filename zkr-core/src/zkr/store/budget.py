@@ -17,11 +17,16 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
 
 from zkr.errors import LimitExceeded
 
-_T = TypeVar("_T")
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _T = TypeVar("_T")
+
 
 __all__ = ["budget_paused", "search_budget", "within_budget"]
 

@@ -8,15 +8,19 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import threading
+from _thread import RLock
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, Self
 
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
 from zkr.store.opening import LOCK_WAIT_SECONDS, begin_immediate, check_file, enable_wal
 from zkr.store.schema import SCHEMA_VERSION
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Self
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
 
@@ -68,7 +72,8 @@ class Database:
             self.path = os.path.expanduser(self.path)
             # os.makedirs, not pathlib: pathlib's import (urllib, ipaddress) slows start-up.
             os.makedirs(os.path.dirname(self.path.rstrip(os.sep)) or ".", exist_ok=True)
-        self._lock = threading.RLock()
+        # _thread's RLock is threading's (its C lock), without importing threading at start-up.
+        self._lock = RLock()
         self._closed = False
         #: Caches owned by projections (e.g. dense lane matrices), dropped on every write.
         self.caches: dict[str, Any] = {}
@@ -84,12 +89,14 @@ class Database:
             # Freed and overwritten cells are zeroed, so text that `forget` erases (or that an
             # earlier delete or update left behind) does not survive in free space of the file.
             self.conn.execute("PRAGMA secure_delete = ON")
-            # A 64 MiB page cache instead of SQLite's 2 MiB: a recall search over 100,000
-            # memories reads megabytes of FTS5 doclists and b-tree pages, and with 2 MiB each
-            # search read them from the OS again (benchmarks/README.md: recall lexical CPU time
-            # -30 % at 100k in one process). Pages are held only once read: a small store or a
-            # one-shot process pays nothing.
-            self.conn.execute("PRAGMA cache_size = -65536")
+            # A 16 MiB page cache instead of SQLite's 2 MiB: a recall search over 100,000
+            # memories reads megabytes of FTS5 doclists and b-tree pages. 64 MiB once saved 30 %
+            # of its CPU, when the coverage factor re-read every doclist once per row; since it
+            # matches a scratch copy of the page (issue 27.5), 64, 16, 4 and 2 MiB cost the same
+            # CPU at 100k (recall lexical within 7 %, hybrid 64 vs 16 within 3 %), and the other
+            # 48 MiB were resident memory in `serve` next to a 100k lane (300 MB budget). Pages
+            # are held only once read: a small store or a one-shot process pays nothing.
+            self.conn.execute("PRAGMA cache_size = -16384")
             if self.path != ":memory:":
                 # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
                 enable_wal(self.conn, LOCK_WAIT_SECONDS)

@@ -16,16 +16,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal
 
 from zkr import models as m
 from zkr.jsonio import ordered_dumps
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
+
     # Annotations only: a one-shot command reads records on light classes (zkr.fastpath).
     from pydantic import BaseModel
+
+    #: How SQLite stores a field: as is, JSON-quoted (the contract's enum columns: source kind,
+    #: relation, stability), or as a JSON array (a review's evidence ids).
+    Storage = Literal["plain", "quoted", "json"]
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "CLAIM",
@@ -44,13 +52,8 @@ __all__ = [
     "upsert_sql",
 ]
 
-#: How SQLite stores a field: as is, JSON-quoted (the contract's enum columns: source kind,
-#: relation, stability), or as a JSON array (a review's evidence ids).
-Storage = Literal["plain", "quoted", "json"]
 
-
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     """One column: its *name* and the record field (*path*, dotted attribute names) it holds."""
 
     name: str
@@ -64,8 +67,7 @@ class Column:
     deferred: bool = False
 
 
-@dataclass(frozen=True)
-class RecordTable:
+class RecordTable(NamedTuple):
     """Where one kind of export record is stored, column by column."""
 
     kind: str

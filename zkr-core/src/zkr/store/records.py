@@ -8,7 +8,6 @@ source kind, relation, stability stored JSON-quoted; claim kind and status bare)
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.store.record_tables import (
@@ -24,7 +23,11 @@ from zkr.store.record_tables import (
     read_record,
 )
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from pydantic import BaseModel
 
 __all__ = [

@@ -14,7 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from pathlib import Path
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["SIDECAR_SUFFIX", "discard_sidecars", "sidecar_dir"]
 
@@ -25,25 +29,33 @@ _ZEROS = bytes(1 << 20)
 
 def sidecar_dir(conn: sqlite3.Connection) -> Path | None:
     """The sidecar folder of *conn*'s main database, ``None`` for an in-memory or temp one."""
+    from pathlib import Path  # here: a one-shot ``forget`` need not import pathlib (issue 27.4)
+
+    folder = _sidecar_path(conn)
+    return None if folder is None else Path(folder)
+
+
+def _sidecar_path(conn: sqlite3.Connection) -> str | None:
     for _seq, name, file in conn.execute("PRAGMA database_list"):
         if name == "main":
-            return Path(file + SIDECAR_SUFFIX) if file else None
+            return file + SIDECAR_SUFFIX if file else None
     return None
 
 
 def discard_sidecars(conn: sqlite3.Connection) -> None:
     """Zero and remove every sidecar of *conn*'s database (best effort: a file that cannot be
     removed is left to be ignored, it is never read without checking it against the database)."""
-    folder = sidecar_dir(conn)
-    if folder is None or not folder.is_dir():
+    folder = _sidecar_path(conn)
+    if folder is None or not os.path.isdir(folder):
         return
-    for path in folder.iterdir():
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
         with contextlib.suppress(OSError):
             _zero(path)
-            path.unlink()
+            os.unlink(path)
 
 
-def _zero(path: Path) -> None:
+def _zero(path: str) -> None:
     with open(path, "r+b") as handle:
         left = os.fstat(handle.fileno()).st_size
         while left > 0:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
@@ -25,6 +24,8 @@ from zkr.store.records import (
 )
 from zkr.store.validation import is_blank, new_id, require_scope, require_text
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
 

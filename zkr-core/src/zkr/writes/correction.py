@@ -12,8 +12,6 @@ the closure, so a read ``as_of`` an earlier recorded time sees it open (``zkr.st
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
 from zkr.store.commits import append_commit
@@ -36,6 +34,8 @@ from zkr.writes.capture import (
     set_origins,
 )
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
 

@@ -9,8 +9,6 @@ are hard-deleted.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
@@ -26,8 +24,14 @@ from zkr.store.records import (
 from zkr.store.validation import require_scope
 from zkr.writes.capture import SUPPORTS
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from zkr.store.database import Database
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = ["Tombstone", "delete", "tombstone", "tombstone_records"]
 
@@ -69,8 +73,7 @@ def delete(db: Database, request: m.DeleteRequest) -> m.DeleteResult:
     )
 
 
-@dataclass(frozen=True)
-class Tombstone:
+class Tombstone(NamedTuple):
     """What one deletion changed (ids collected before anything changed)."""
 
     tenant_id: str

@@ -13,7 +13,6 @@ fact of the erasure (``erasures``, the feed record, ``history``). See ``docs/era
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
@@ -29,6 +28,8 @@ from zkr.store.records import (
 from zkr.store.validation import require_scope
 from zkr.writes.deletion import Tombstone, tombstone, tombstone_records
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
@@ -12,6 +11,8 @@ from zkr.store.recall_index import refresh_evidence_sources
 from zkr.store.records import claim_evidence_record
 from zkr.store.validation import require_scope, require_text
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
 

@@ -16,23 +16,27 @@ if TYPE_CHECKING:
 __all__ = ["correction_now_floor", "deletion_now_floor", "erasure_now_floor"]
 
 
-def _text(payload: dict[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    return value if isinstance(value, str) else None
+def _named(payload: dict[str, Any], key: str) -> tuple[str, str, str] | None:
+    """The record id under *key* and the scope the payload names, or ``None`` when any of the
+    three is missing or not a string (the write itself will refuse the payload, in its words)."""
+    values = (payload.get(key), payload.get("tenant_id"), payload.get("person_id"))
+    record_id, tenant_id, person_id = values
+    if isinstance(record_id, str) and isinstance(tenant_id, str) and isinstance(person_id, str):
+        return record_id, tenant_id, person_id
+    return None
 
 
 def correction_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
     """The earliest ``valid_at``/``recorded_at`` a correction of the payload's claim can take:
     just after the claim's own valid and recorded starts (nothing when the claim is not live)."""
-    claim_id = _text(payload, "claim_id")
-    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
-    if claim_id is None or tenant_id is None or person_id is None:
+    named = _named(payload, "claim_id")
+    if named is None:
         return {}
     with db.atomic(write=False) as conn:
         row = conn.execute(
             "SELECT valid_from, recorded_from FROM claims "
             "WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
-            (claim_id, tenant_id, person_id),
+            named,
         ).fetchone()
     if row is None:
         return {}
@@ -42,14 +46,13 @@ def correction_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int
 def deletion_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
     """The earliest ``deleted_at`` for the payload's source: not before it was recorded, and after
     every live claim it supports was recorded (so that deleting can retract them)."""
-    source_id = _text(payload, "source_id")
-    tenant_id, person_id = _text(payload, "tenant_id"), _text(payload, "person_id")
-    if source_id is None or tenant_id is None or person_id is None:
+    named = _named(payload, "source_id")
+    if named is None:
         return {}
     with db.atomic(write=False) as conn:
         source = conn.execute(
             "SELECT recorded_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
-            (source_id, tenant_id, person_id),
+            named,
         ).fetchone()
         supported = conn.execute(
             "SELECT max(c.recorded_from) FROM evidence e "
@@ -59,7 +62,7 @@ def deletion_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
             "AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id "
             "WHERE e.source_id = ? AND e.tenant_id = ? AND e.person_id = ? "
             "AND c.status = 'accepted'",
-            (source_id, tenant_id, person_id),
+            named,
         ).fetchone()
     floors = [int(source[0])] if source is not None else []
     if supported is not None and supported[0] is not None:
@@ -72,16 +75,12 @@ def erasure_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int]:
     ``delete`` needs (:func:`deletion_now_floor`), and not before the
     source's deletion when it is already deleted."""
     floor = deletion_now_floor(db, payload).get("deleted_at")
-    source_id, tenant_id, person_id = (
-        payload.get("source_id"),
-        payload.get("tenant_id"),
-        payload.get("person_id"),
-    )
-    if isinstance(source_id, str) and isinstance(tenant_id, str) and isinstance(person_id, str):
+    named = _named(payload, "source_id")
+    if named is not None:
         with db.atomic(write=False) as conn:
             row = conn.execute(
                 "SELECT deleted_at FROM sources WHERE id = ? AND tenant_id = ? AND person_id = ?",
-                (source_id, tenant_id, person_id),
+                named,
             ).fetchone()
         if row is not None and row[0] is not None:
             floor = row[0] if floor is None else max(floor, row[0])

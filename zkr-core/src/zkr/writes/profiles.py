@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound
@@ -18,7 +17,11 @@ from zkr.store.commits import append_commit
 from zkr.store.records import daily_review_record, profile_record
 from zkr.store.validation import new_id, require_scope, require_text
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from pydantic import BaseModel
 
     from zkr.store.database import Database

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 from zkr.errors import InvalidRequest
 
-__all__ = ["iso_seconds", "load_json", "refuse", "text_field"]
+__all__ = ["conversations", "iso_seconds", "load_json", "refuse", "text_field"]
 
 
 def refuse(importer: str, path: Path, why: str) -> NoReturn:
@@ -37,6 +37,15 @@ def load_json(importer: str, path: Path) -> Any:
         )
     except RecursionError:
         refuse(importer, path, "JSON nested too deeply")
+
+
+def conversations(importer: str, path: Path, export: str) -> list[Any]:
+    """The conversations of a chat export (ChatGPT's and Claude's ``conversations.json`` are a
+    JSON list of them); any other top level refuses the file."""
+    data = load_json(importer, path)
+    if not isinstance(data, list):
+        refuse(importer, path, f"not a {export} export (the top level must be a list)")
+    return data
 
 
 class _NotJson(ValueError):

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from zkr.plugins.default_plugins.importers._json import load_json, refuse, text_field
+from zkr.plugins.default_plugins.importers._json import conversations, refuse, text_field
 from zkr.plugins.importers import Importer, ImportItem, Message, Skipped
 
 __all__ = ["ChatGptImporter"]
@@ -36,10 +36,7 @@ class ChatGptImporter(Importer):
     description: ClassVar[str] = "ChatGPT data export: conversations.json"
 
     def read(self, path: Path) -> Iterator[ImportItem]:
-        data = load_json(_NAME, path)
-        if not isinstance(data, list):
-            refuse(_NAME, path, "not a ChatGPT export (the top level must be a list)")
-        for index, conversation in enumerate(data):
+        for index, conversation in enumerate(conversations(_NAME, path, "ChatGPT")):
             yield from _conversation(path, index, conversation)
 
 
@@ -96,15 +93,7 @@ def _message(
         return Skipped(message_id, "no text")
     if at is None:
         refuse(_NAME, path, f"{where} has no create_time, nor has its conversation")
-    return Message(
-        key=f"{_NAME}:{conversation_id}:{message_id}",
-        text=text,
-        at=at,
-        source=_NAME,
-        conversation_id=conversation_id,
-        message_id=message_id,
-        author=role,
-    )
+    return Message.from_ids(_NAME, conversation_id, message_id, text=text, at=at, author=role)
 
 
 def _text(content: Mapping[str, Any]) -> str:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from zkr.plugins.default_plugins.importers._json import (
+    conversations,
     iso_seconds,
-    load_json,
     refuse,
     text_field,
 )
@@ -36,10 +36,7 @@ class ClaudeImporter(Importer):
     description: ClassVar[str] = "Claude data export: conversations.json"
 
     def read(self, path: Path) -> Iterator[ImportItem]:
-        data = load_json(_NAME, path)
-        if not isinstance(data, list):
-            refuse(_NAME, path, "not a Claude export (the top level must be a list)")
-        for index, conversation in enumerate(data):
+        for index, conversation in enumerate(conversations(_NAME, path, "Claude")):
             where = f"conversation {index}"
             if not isinstance(conversation, dict) or not isinstance(
                 conversation.get("chat_messages"), list
@@ -60,15 +57,7 @@ def _message(path: Path, conversation_id: str, message: object) -> ImportItem:
     text = _text(message)
     if not text.strip():
         return Skipped(message_id, "no text")
-    return Message(
-        key=f"{_NAME}:{conversation_id}:{message_id}",
-        text=text,
-        at=at,
-        source=_NAME,
-        conversation_id=conversation_id,
-        message_id=message_id,
-        author=sender,
-    )
+    return Message.from_ids(_NAME, conversation_id, message_id, text=text, at=at, author=sender)
 
 
 def _text(message: Mapping[str, Any]) -> str:

@@ -71,15 +71,9 @@ def _note(root: Path, file: Path) -> ImportItem:
         return Skipped(name, "empty note")
     at = front_matter_date(text)
     folder = root.name or _NAME
-    return Message(
-        key=f"{_NAME}:{folder}:{name}",
-        text=text,
-        at=modified if at is None else at,
-        source=_NAME,
-        conversation_id=folder,
-        message_id=name,
-        author="user",
-        kind=m.SourceKind.document,
+    when = modified if at is None else at
+    return Message.from_ids(
+        _NAME, folder, name, text=text, at=when, author="user", kind=m.SourceKind.document
     )
 
 
