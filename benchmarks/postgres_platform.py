@@ -30,9 +30,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +49,7 @@ from zkr_postgres.api import Replica
 from zkr_postgres.retrieval import lexical_params, lexical_sql
 from zkr_postgres.schema import create_lane, migrate
 from zkr_postgres.sync import sync_database
-from zkr_postgres.testing import caught_up, local_server, local_standby
+from zkr_postgres.testing import caught_up, existing_server, local_server, local_standby
 
 WORDS = (
     "hiking",
@@ -151,74 +154,69 @@ def measure_sync(conn: Conn, folder: Path, memories: int) -> dict[str, Any]:
 
 
 def bulk_load(conn: Conn, persons: int, per_person: int, dimension: int) -> dict[str, Any]:
-    """The corpus, one person at a time in batches (the words and vectors drawn in SQL)."""
+    """The corpus, a batch of persons per statement (the words and vectors drawn in SQL): the
+    sources, one evidence each and one vector each, written by one statement so that nothing
+    is read back."""
     lane = create_lane_now(conn, dimension)
-    words = list(WORDS)
     started = time.perf_counter()
     batch = max(1, 20_000 // per_person)
     for first in range(0, persons, batch):
         last = min(persons, first + batch)
         with conn.transaction():
             conn.execute(
-                """
-                INSERT INTO zkr.sources(tenant_id, person_id, id, upstream, revision, kind,
-                  content, captured_at, recorded_at, context)
-                SELECT tenant, person, id, 'bulk', 1, 'conversation', content, at, at,
-                  concat_ws(' ',
-                    CASE WHEN at - lag(at, 2) OVER w <= 10800 THEN lag(content, 2) OVER w END,
-                    CASE WHEN at - lag(at, 1) OVER w <= 10800 THEN lag(content, 1) OVER w END,
-                    CASE WHEN lead(at, 1) OVER w - at <= 10800 THEN lead(content, 1) OVER w END,
-                    CASE WHEN lead(at, 2) OVER w - at <= 10800 THEN lead(content, 2) OVER w END)
-                FROM (
-                  SELECT 't' || (p %% 20) AS tenant, 'person-' || p AS person,
-                    md5(p || ':' || n) AS id,
-                    1700000000 + n * 600 + (n / 10) * 86400 AS at,
-                    (SELECT string_agg(
-                       (%(words)s::text[])[1 + floor(random() * %(nwords)s)::int], ' ')
-                       FROM generate_series(1, 12 + (n %% 3)) g WHERE g > 0 * p * n) AS content
-                  FROM generate_series(%(first)s, %(last)s - 1) p,
-                       generate_series(0, %(per)s - 1) n) s
-                WINDOW w AS (PARTITION BY tenant, person ORDER BY at, id)
-                """,
+                _BULK_SQL.format(lane=lane, dimension=dimension),
                 {
-                    "words": words,
-                    "nwords": len(words),
+                    "words": list(WORDS),
+                    "nwords": len(WORDS),
                     "first": first,
                     "last": last,
                     "per": per_person,
                 },
             )
-            conn.execute(
-                """
-                INSERT INTO zkr.evidence(tenant_id, person_id, id, source_id, source_revision,
-                  quote, recorded_at)
-                SELECT tenant_id, person_id, md5('e' || id), id, 1, content, recorded_at
-                FROM zkr.sources
-                WHERE upstream = 'bulk' AND person_id = ANY(%(persons)s)
-                """,
-                {"persons": [f"person-{p}" for p in range(first, last)]},
-            )
-            conn.execute(
-                f"""
-                INSERT INTO zkr.{lane}(tenant_id, person_id, target_kind, target_id, input_hash,
-                  embedding)
-                SELECT tenant_id, person_id, 'source', id, md5(content),
-                  (SELECT array_agg(random() - 0.5)::vector
-                     FROM generate_series(1, {dimension}) g WHERE g > 0 * length(id))
-                FROM zkr.sources
-                WHERE upstream = 'bulk' AND person_id = ANY(%(persons)s)
-                """,
-                {"persons": [f"person-{p}" for p in range(first, last)]},
-            )
         if first // batch % 10 == 0:
             log(f"loaded {last}/{persons} persons")
     elapsed = time.perf_counter() - started
-    conn.execute("ANALYZE")
     return {
         "memories": persons * per_person,
         "seconds": round(elapsed, 1),
         "memories_per_s": round(persons * per_person / elapsed, 1),
     }
+
+
+# The captures of persons first..last-1 (12-14 words each, a day's ten ten minutes apart), their
+# neighbour context as ``apply`` computes it (the two captures before and after, same person and
+# kind, within 3 hours), one evidence quoting each and one random vector each.
+_BULK_SQL = """
+WITH s AS (
+  INSERT INTO zkr.sources(tenant_id, person_id, id, upstream, revision, kind,
+    content, captured_at, recorded_at, context)
+  SELECT tenant, person, id, 'bulk', 1, 'conversation', content, at, at,
+    concat_ws(' ',
+      CASE WHEN at - lag(at, 2) OVER w <= 10800 THEN lag(content, 2) OVER w END,
+      CASE WHEN at - lag(at, 1) OVER w <= 10800 THEN lag(content, 1) OVER w END,
+      CASE WHEN lead(at, 1) OVER w - at <= 10800 THEN lead(content, 1) OVER w END,
+      CASE WHEN lead(at, 2) OVER w - at <= 10800 THEN lead(content, 2) OVER w END)
+  FROM (
+    SELECT 't' || (p %% 20) AS tenant, 'person-' || p AS person,
+      md5(p || ':' || n) AS id,
+      1700000000 + n * 600 + (n / 10) * 86400 AS at,
+      (SELECT string_agg(
+         (%(words)s::text[])[1 + floor(random() * %(nwords)s)::int], ' ')
+         FROM generate_series(1, 12 + (n %% 3)) g WHERE g > 0 * p * n) AS content
+    FROM generate_series(%(first)s, %(last)s - 1) p,
+         generate_series(0, %(per)s - 1) n) x
+  WINDOW w AS (PARTITION BY tenant, person ORDER BY at, id)
+  RETURNING tenant_id, person_id, id, content, recorded_at),
+e AS (
+  INSERT INTO zkr.evidence(tenant_id, person_id, id, source_id, source_revision, quote,
+    recorded_at)
+  SELECT tenant_id, person_id, md5('e' || id), id, 1, content, recorded_at FROM s)
+INSERT INTO zkr.{lane}(tenant_id, person_id, target_kind, target_id, input_hash, embedding)
+SELECT tenant_id, person_id, 'source', id, md5(content),
+  (SELECT array_agg(random() - 0.5)::vector
+     FROM generate_series(1, {dimension}) g WHERE g > 0 * length(id))
+FROM s
+"""
 
 
 def create_lane_now(conn: Conn, dimension: int) -> str:
@@ -289,6 +287,104 @@ def measure_pruning(dsn: str) -> dict[str, Any]:
     return {"lexical_search_reads": sorted(read)}
 
 
+def statistics_study(dsn: str, conn: Conn, args: argparse.Namespace) -> dict[str, Any]:
+    """The searches' plans and times right after the load (no statistics taken since: a sync
+    that outran autovacuum), after ANALYZE of every partition (what autovacuum does in time) and
+    after a database-wide ANALYZE (the partitioned parents too, which autovacuum never
+    analyzes)."""
+    leaves = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT i.inhrelid::regclass::text FROM pg_inherits i"
+            " JOIN pg_class c ON c.oid = i.inhparent JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = 'zkr'"
+        ).fetchall()
+    ]
+    study: dict[str, Any] = {}
+    for state, statement in (
+        ("after_load", None),
+        ("partitions_analyzed", "ANALYZE " + ", ".join(leaves) if leaves else None),
+        ("all_analyzed", "ANALYZE"),
+    ):
+        if statement is not None:
+            started = time.perf_counter()
+            conn.execute(statement)
+            analyze_s = round(time.perf_counter() - started, 1)
+        else:
+            analyze_s = 0.0
+        log(f"statistics: {state}")
+        study[state] = {"analyze_s": analyze_s, **first_searches(dsn, args)}
+    return study
+
+
+def first_searches(dsn: str, args: argparse.Namespace) -> dict[str, Any]:
+    """A new connection's first searches (at most 60 s of them) and the lexical plan."""
+    rng = random.Random(11)
+    times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
+    with Replica(dsn) as replica:
+        replica.conn.execute("SET statement_timeout = '120s'")
+        plan = explain_search(replica.conn)
+        began = time.perf_counter()
+        while len(times["hybrid"]) < 10 and time.perf_counter() - began < 60:
+            person = rng.randrange(args.persons)
+            tenant, person_id = f"t{person % 20}", f"person-{person}"
+            query = " ".join(rng.sample(WORDS, 2))
+            vector = [rng.random() - 0.5 for _ in range(args.dimension)]
+            embedding = m.QueryEmbedding(model=MODEL, version=VERSION, vector=vector)
+            for kind, dense in (("lexical", None), ("hybrid", embedding)):
+                request = m.SearchRequest(
+                    tenant_id=tenant,
+                    person_id=person_id,
+                    query=query,
+                    limit=10,
+                    query_embedding=dense,
+                )
+                started = time.perf_counter()
+                replica.search(request)
+                times[kind].append(time.perf_counter() - started)
+    return {
+        "lexical_plan": plan,
+        **{
+            f"{kind}_ms": {
+                "first": round(values[0] * 1000, 1),
+                "median_of_rest": round(statistics.median(values[1:]) * 1000, 1)
+                if len(values) > 1
+                else None,
+                "n": len(values),
+            }
+            for kind, values in times.items()
+        },
+    }
+
+
+def explain_search(conn: Conn) -> dict[str, Any]:
+    """EXPLAIN ANALYZE of the lexical search statement (generic plan, as the serving role)."""
+    from zkr_postgres.retrieval import scoped
+
+    params = {"t": "t3", "p": "person-3", **lexical_params("coffee piano", 50)}
+    with scoped(conn, "t3", "person-3"):
+        row = conn.execute(
+            "EXPLAIN (ANALYZE, COSTS ON, FORMAT JSON) " + lexical_sql_now(), params
+        ).fetchone()
+    assert row is not None
+    top = row[0][0]
+    scans: list[str] = []
+
+    def walk(plan: dict[str, Any]) -> None:
+        if "Relation Name" in plan and plan.get("Actual Loops", 0) > 0:
+            index = f" using {plan['Index Name']}" if "Index Name" in plan else ""
+            scans.append(f"{plan['Node Type']} on {plan['Relation Name']}{index}")
+        for child in plan.get("Plans", []):
+            walk(child)
+
+    walk(top["Plan"])
+    return {
+        "planning_ms": round(top.get("Planning Time", 0.0), 1),
+        "execution_ms": round(top.get("Execution Time", 0.0), 1),
+        "scans": sorted(set(scans)),
+    }
+
+
 def lexical_sql_now() -> str:
     from zkr_postgres.retrieval import _Rules
 
@@ -305,6 +401,141 @@ def disk(conn: Conn, memories: int) -> dict[str, Any]:
     return {"bytes": total, "bytes_per_memory": round(total / max(memories, 1))}
 
 
+class Meter:
+    """Wall time, CPU time (this process and every server process) and the load average of
+    one phase. A server's CPU time is its postmaster's (which counts the backends it reaped)
+    plus its live children's, read from /proc."""
+
+    def __init__(self, *data_dirs: Path) -> None:
+        self.data_dirs = data_dirs
+        self.wall = time.perf_counter()
+        self.client = time.process_time()
+        self.server = sum(server_cpu(d) for d in data_dirs)
+        self.load_start = os.getloadavg()
+
+    def stop(self) -> dict[str, Any]:
+        wall = time.perf_counter() - self.wall
+        server = sum(server_cpu(d) for d in self.data_dirs) - self.server
+        client = time.process_time() - self.client
+        return {
+            "wall_s": round(wall, 2),
+            "cpu_client_s": round(client, 2),
+            "cpu_server_s": round(server, 2),
+            "load_average_start": [round(v, 2) for v in self.load_start],
+            "load_average_end": [round(v, 2) for v in os.getloadavg()],
+        }
+
+
+def server_cpu(data_dir: Path) -> float:
+    """CPU seconds of the server running in *data_dir* so far (0 when none runs there)."""
+    pid_file = data_dir / "postmaster.pid"
+    if not pid_file.is_file():
+        return 0.0
+    postmaster = int(pid_file.read_text().split()[0])
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended meanwhile
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == postmaster or ppid == postmaster:
+            ticks += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def machine() -> dict[str, Any]:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    memory = next(
+        line.split()[1]
+        for line in Path("/proc/meminfo").read_text().splitlines()
+        if line.startswith("MemTotal")
+    )
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(memory) / 2**20, 1),
+        "python": platform.python_version(),
+        "system": platform.platform(),
+    }
+
+
+def commit() -> str:
+    result = subprocess.run(
+        ["git", "describe", "--always", "--dirty"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).parent,
+    )
+    return result.stdout.strip()
+
+
+def load(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """A fresh primary with the sync sample and the corpus, statistics taken, and its standby
+    (both left in *folder* for :func:`measure`)."""
+    report: dict[str, Any] = {}
+    with local_server(folder / "primary") as primary:
+        with connect(primary.dsn) as conn:
+            migrate(conn, args.partitions)
+            log("sync rate")
+            meter = Meter(primary.data_dir)
+            report["sync"] = measure_sync(conn, folder, args.sync_memories)
+            report["sync"].update(meter.stop())
+            cpu = report["sync"]["cpu_client_s"] + report["sync"]["cpu_server_s"]
+            report["sync"]["memories_per_cpu_s"] = round(args.sync_memories / cpu, 1)
+            log(f"bulk load {args.persons} x {args.per_person}")
+            # Autovacuum off while loading: the statistics study below sees the replica as a
+            # sync that outran autovacuum leaves it.
+            set_autovacuum(conn, on=False)
+            meter = Meter(primary.data_dir)
+            report["load"] = bulk_load(conn, args.persons, args.per_person, args.dimension)
+            report["load"].update(meter.stop())
+            log("statistics study")
+            report["statistics"] = statistics_study(primary.dsn, conn, args)
+            set_autovacuum(conn, on=True)
+            memories = args.persons * args.per_person + args.sync_memories
+            report["disk"] = disk(conn, memories)
+        log("standby")
+        standby_dir = folder / "standby" / "data"
+        meter = Meter(primary.data_dir)
+        with local_standby(primary, standby_dir) as standby:
+            report["standby"] = {"catch_up_s": round(caught_up(primary.dsn, standby.dsn), 3)}
+            report["standby"].update(meter.stop())
+    return report
+
+
+def set_autovacuum(conn: Conn, *, on: bool) -> None:
+    conn.execute(f"ALTER SYSTEM SET autovacuum = {'on' if on else 'off'}")
+    conn.execute("SELECT pg_reload_conf()")
+
+
+def measure(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """Pruning and the search medians from the primary and the standby of *folder*."""
+    report: dict[str, Any] = {}
+    with (
+        existing_server(folder / "primary") as primary,
+        existing_server(folder / "standby" / "data", primary=primary) as standby,
+    ):
+        report["standby_catch_up_s"] = round(caught_up(primary.dsn, standby.dsn), 3)
+        report["pruning"] = measure_pruning(primary.dsn)
+        for name, server, seed in (("primary", primary, 1), ("standby", standby, 2)):
+            log(f"search from the {name}")
+            meter = Meter(server.data_dir)
+            report[f"search_{name}"] = measure_search(
+                server.dsn, args.persons, args.queries, args.dimension, seed
+            )
+            report[f"search_{name}"].update(meter.stop())
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--persons", type=int, default=10_000)
@@ -313,34 +544,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dimension", type=int, default=384)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--sync-memories", type=int, default=5_000)
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="keep the clusters here (outside any checkout) instead of a temporary folder",
+    )
+    parser.add_argument(
+        "--phase",
+        choices=("all", "load", "search"),
+        default="all",
+        help="load: build the clusters in --data-dir and stop; search: measure the clusters a"
+        " load left there (the load's figures are read back from its load.json)",
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-postgres-platform.json"))
     args = parser.parse_args(argv)
-    folder = Path(tempfile.mkdtemp(prefix="zkr-platform-bench-"))
-    report: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}}
+    if args.phase != "all" and args.data_dir is None:
+        parser.error(f"--phase {args.phase} needs --data-dir")
+    folder = args.data_dir or Path(tempfile.mkdtemp(prefix="zkr-platform-bench-"))
+    report: dict[str, Any] = {"machine": machine(), "commit": commit()}
     try:
-        with local_server(folder / "primary") as primary:
-            with connect(primary.dsn) as conn:
-                migrate(conn, args.partitions)
-                log("sync rate")
-                report["sync"] = measure_sync(conn, folder, args.sync_memories)
-                log(f"bulk load {args.persons} x {args.per_person}")
-                report["load"] = bulk_load(conn, args.persons, args.per_person, args.dimension)
-                memories = args.persons * args.per_person + args.sync_memories
-                report["disk"] = disk(conn, memories)
-            log("standby")
-            with local_standby(primary, folder / "standby" / "data") as standby:
-                report["standby_catch_up_s"] = round(caught_up(primary.dsn, standby.dsn), 3)
-                report["pruning"] = measure_pruning(primary.dsn)
-                log("search from the primary")
-                report["search_primary"] = measure_search(
-                    primary.dsn, args.persons, args.queries, args.dimension, 1
-                )
-                log("search from the standby")
-                report["search_standby"] = measure_search(
-                    standby.dsn, args.persons, args.queries, args.dimension, 2
-                )
+        if args.phase in ("all", "load"):
+            folder.mkdir(parents=True, exist_ok=True)
+            loaded = {"args": {k: str(v) for k, v in vars(args).items()}, **load(args, folder)}
+            (folder / "load.json").write_text(json.dumps(loaded, indent=2) + "\n")
+        loaded = json.loads((folder / "load.json").read_text())
+        report.update(loaded)
+        if args.phase in ("all", "search"):
+            report["search_commit"] = commit()
+            report.update(measure(args, folder))
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if args.data_dir is None:
+            shutil.rmtree(folder, ignore_errors=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0
