@@ -158,19 +158,21 @@ def bulk_load(conn: Conn, persons: int, per_person: int, dimension: int) -> dict
     sources, one evidence each and one vector each, written by one statement so that nothing
     is read back."""
     lane = create_lane_now(conn, dimension)
+    statement, extra = bulk_statement(conn, lane, dimension)
     started = time.perf_counter()
     batch = max(1, 20_000 // per_person)
     for first in range(0, persons, batch):
         last = min(persons, first + batch)
         with conn.transaction():
             conn.execute(
-                _BULK_SQL.format(lane=lane, dimension=dimension),
+                statement,
                 {
                     "words": list(WORDS),
                     "nwords": len(WORDS),
                     "first": first,
                     "last": last,
                     "per": per_person,
+                    **extra,
                 },
             )
         if first // batch % 10 == 0:
@@ -183,28 +185,93 @@ def bulk_load(conn: Conn, persons: int, per_person: int, dimension: int) -> dict
     }
 
 
+def bulk_statement(conn: Conn, lane: str, dimension: int) -> tuple[str, dict[str, Any]]:
+    """The bulk statement for the replica's schema, and its parameters besides the batch.
+
+    A replica whose sources hold zkr's recall ``terms`` (schema 5) gets what ``apply`` writes:
+    each capture's terms (each word's terms as zkr_postgres.terms computes them for the
+    vocabulary's texts) and, as context, the terms of the recall index's window of neighbours.
+    An older one gets the neighbours' text (the two captures before and after within 3 hours).
+    """
+    has_terms = conn.execute(
+        "SELECT 1 FROM pg_attribute WHERE attrelid = 'zkr.sources'::regclass"
+        " AND attname = 'terms' AND NOT attisdropped"
+    ).fetchone()
+    if has_terms is None:
+        context = _context_sql("content", (-2, -1, 1, 2), 10_800)
+        return _BULK_SQL.format(
+            lane=lane, dimension=dimension, terms_column="", terms="", context=context
+        ), {}
+    from zkr.retrieval import replica_parts as core  # schema 5's window and gap
+
+    offsets = (*range(-core.BEFORE, 0), *range(1, core.AFTER + 1))
+    context = _context_sql("terms", offsets, core.SESSION_GAP_SECONDS)
+    return _BULK_SQL.format(
+        lane=lane,
+        dimension=dimension,
+        terms_column=", terms",
+        terms=", " + _joined("terms") + " AS terms",
+        context=context,
+    ), {"terms": vocabulary_terms()}
+
+
+def vocabulary_terms() -> list[str]:
+    """Each word's recall terms (one per word, read from one text of the whole vocabulary: the
+    language analysis reads a text, not a word), checked against whole generated texts."""
+    from zkr_postgres.terms import terms_of
+
+    terms = terms_of([" ".join(WORDS)])[0].split(" ")
+    if len(terms) != len(WORDS):
+        raise SystemExit(f"the vocabulary gives {len(terms)} terms for {len(WORDS)} words")
+    rng = random.Random(5)
+    for _ in range(50):
+        drawn = rng.choices(range(len(WORDS)), k=13)
+        text = " ".join(WORDS[i] for i in drawn)
+        if terms_of([text])[0] != " ".join(terms[i] for i in drawn):
+            raise SystemExit(f"the word-by-word terms differ from zkr's for {text!r}")
+    return terms
+
+
+def _joined(array: str) -> str:
+    """The words (or their terms) of the drawn indexes ``ix``, space-separated, in order."""
+    return (
+        f"array_to_string(ARRAY(SELECT (%({array})s::text[])[i]"
+        " FROM unnest(ix) WITH ORDINALITY u(i, o) ORDER BY o), ' ')"
+    )
+
+
+def _context_sql(column: str, offsets: tuple[int, ...], gap: int) -> str:
+    """concat_ws of the *column* of the neighbours at *offsets* within *gap* seconds."""
+    parts = []
+    for offset in offsets:
+        function = "lag" if offset < 0 else "lead"
+        near = f"{function}(at, {abs(offset)}) OVER w"
+        value = f"nullif({function}({column}, {abs(offset)}) OVER w, '')"
+        parts.append(f"CASE WHEN abs(at - {near}) <= {gap} THEN {value} END")
+    return "concat_ws(' ', " + ", ".join(parts) + ")"
+
+
 # The captures of persons first..last-1 (12-14 words each, a day's ten ten minutes apart), their
-# neighbour context as ``apply`` computes it (the two captures before and after, same person and
-# kind, within 3 hours), one evidence quoting each and one random vector each.
-_BULK_SQL = """
+# neighbour context as ``apply`` computes it, one evidence quoting each and one random vector each.
+_BULK_SQL = (
+    """
 WITH s AS (
   INSERT INTO zkr.sources(tenant_id, person_id, id, upstream, revision, kind,
-    content, captured_at, recorded_at, context)
+    content, captured_at, recorded_at, context{terms_column})
   SELECT tenant, person, id, 'bulk', 1, 'conversation', content, at, at,
-    concat_ws(' ',
-      CASE WHEN at - lag(at, 2) OVER w <= 10800 THEN lag(content, 2) OVER w END,
-      CASE WHEN at - lag(at, 1) OVER w <= 10800 THEN lag(content, 1) OVER w END,
-      CASE WHEN lead(at, 1) OVER w - at <= 10800 THEN lead(content, 1) OVER w END,
-      CASE WHEN lead(at, 2) OVER w - at <= 10800 THEN lead(content, 2) OVER w END)
+    {context}{terms_column}
   FROM (
-    SELECT 't' || (p %% 20) AS tenant, 'person-' || p AS person,
-      md5(p || ':' || n) AS id,
-      1700000000 + n * 600 + (n / 10) * 86400 AS at,
-      (SELECT string_agg(
-         (%(words)s::text[])[1 + floor(random() * %(nwords)s)::int], ' ')
-         FROM generate_series(1, 12 + (n %% 3)) g WHERE g > 0 * p * n) AS content
-    FROM generate_series(%(first)s, %(last)s - 1) p,
-         generate_series(0, %(per)s - 1) n) x
+    SELECT tenant, person, id, at, """
+    + _joined("words")
+    + """ AS content{terms}
+      FROM (
+        SELECT 't' || (p %% 20) AS tenant, 'person-' || p AS person,
+          md5(p || ':' || n) AS id,
+          1700000000 + n * 600 + (n / 10) * 86400 AS at,
+          ARRAY(SELECT 1 + floor(random() * %(nwords)s)::int
+                  FROM generate_series(1, 12 + (n %% 3)) g WHERE g > 0 * p * n) AS ix
+        FROM generate_series(%(first)s, %(last)s - 1) p,
+             generate_series(0, %(per)s - 1) n) r) x
   WINDOW w AS (PARTITION BY tenant, person ORDER BY at, id)
   RETURNING tenant_id, person_id, id, content, recorded_at),
 e AS (
@@ -217,6 +284,7 @@ SELECT tenant_id, person_id, 'source', id, md5(content),
      FROM generate_series(1, {dimension}) g WHERE g > 0 * length(id))
 FROM s
 """
+)
 
 
 def create_lane_now(conn: Conn, dimension: int) -> str:
