@@ -44,7 +44,9 @@ from zkr.feed.erasure import (
     watched_ids,
 )
 from zkr.feed.pages import FeedPosition, Held, PageEvent, check_header, page_events, parse_record
+from zkr.retrieval import replica_parts as core
 from zkr.store.record_tables import (
+    CLAIM,
     EVIDENCE,
     EVIDENCE_LOCATOR,
     RECORD_TABLES,
@@ -55,6 +57,7 @@ from zkr.store.record_tables import (
 from zkr_postgres._db import Conn
 from zkr_postgres.nul import check_ids, kept, stored
 from zkr_postgres.schema import SCHEMA
+from zkr_postgres.terms import claim_terms, source_terms
 
 __all__ = ["Applied", "Position", "apply_page", "apply_page_counted", "position"]
 
@@ -314,6 +317,8 @@ def _columns(table: RecordTable) -> list[str]:
         names = [*names, *EVIDENCE_LOCATOR.names]
     if table is SOURCE:
         names = [*names, "upstream"]
+    if table is SOURCE or table is CLAIM:
+        names = [*names, "terms"]  # zkr's recall terms of the text (zkr_postgres.terms)
     if any(column.served for column in table.columns):
         names = [*names, "exact"]  # the NUL-exact originals of the served text (nul.py)
     return names
@@ -353,6 +358,10 @@ def _row(table: RecordTable, record: BaseModel, upstream: str) -> dict[str, Any]
     if served:
         text, row["exact"] = stored(served)
         row.update(text)
+    if table is SOURCE:
+        row["terms"] = source_terms(row["content"])
+    elif table is CLAIM:
+        row["terms"] = claim_terms(row["subject"], row["predicate"], row["value"])
     return row
 
 
@@ -414,7 +423,7 @@ def _erase(conn: Conn, erasure: Any, lanes: list[str]) -> None:
     scope = (erasure.tenant_id, erasure.person_id)
     at = erasure.erased_at
     conn.execute(
-        "UPDATE zkr.sources SET content = '', exact = NULL"
+        "UPDATE zkr.sources SET content = '', terms = '', exact = NULL"
         " WHERE tenant_id = %s AND person_id = %s AND id = %s",
         (*scope, erasure.source_id),
     )
@@ -432,7 +441,7 @@ def _erase(conn: Conn, erasure: Any, lanes: list[str]) -> None:
         (*scope, list(erasure.evidence_ids)),
     )
     conn.execute(
-        "UPDATE zkr.claims SET subject = '', predicate = '', value = '', exact = NULL"
+        "UPDATE zkr.claims SET subject = '', predicate = '', value = '', terms = '', exact = NULL"
         " WHERE tenant_id = %s AND person_id = %s AND id = ANY(%s)",
         (*scope, list(erasure.claim_ids)),
     )
@@ -512,10 +521,8 @@ def _blank_staged(conn: Conn, scope: tuple[str, str], erasure: Any) -> None:
         )
 
 
-#: Captures further apart than this (seconds) are not each other's neighbours.
-CONTEXT_GAP = 3 * 3600
-#: How many captures on each side make a capture's context.
-CONTEXT_WINDOW = 2
+#: Captures further apart than this (seconds) are not each other's neighbours (zkr's recall index).
+CONTEXT_GAP = core.SESSION_GAP_SECONDS
 
 
 def _sources_of(events: list[PageEvent]) -> list[str]:
@@ -530,12 +537,12 @@ def _sources_of(events: list[PageEvent]) -> list[str]:
 
 
 _NEIGHBOURS = """
-(SELECT n.content FROM zkr.sources n
+(SELECT n.terms FROM zkr.sources n
   WHERE n.tenant_id = x.tenant_id AND n.person_id = x.person_id AND n.kind = x.kind
     AND n.deleted_at IS NULL AND (n.captured_at, n.seq) {before} (x.captured_at, x.seq)
     AND n.captured_at::numeric BETWEEN x.captured_at::numeric - %(gap)s
                                 AND x.captured_at::numeric + %(gap)s
-  ORDER BY n.captured_at {order}, n.seq {order} LIMIT %(window)s)
+  ORDER BY n.captured_at {order}, n.seq {order} LIMIT {window})
 """
 
 # (Times are compared as numeric: a capture at the bigint limits must not overflow ± the gap.)
@@ -546,10 +553,10 @@ WITH changed AS (
   SELECT kind, captured_at FROM zkr.sources
    WHERE tenant_id = %(t)s AND person_id = %(p)s AND id = ANY(%(ids)s))
 UPDATE zkr.sources x SET context = coalesce((
-  SELECT string_agg(nb.content, ' ') FROM (
-    {_NEIGHBOURS.format(before="<", order="DESC")}
+  SELECT string_agg(nullif(nb.terms, ''), ' ') FROM (
+    {_NEIGHBOURS.format(before="<", order="DESC", window=core.BEFORE)}
     UNION ALL
-    {_NEIGHBOURS.format(before=">", order="ASC")}) nb), '')
+    {_NEIGHBOURS.format(before=">", order="ASC", window=core.AFTER)}) nb), '')
  WHERE x.tenant_id = %(t)s AND x.person_id = %(p)s
    AND EXISTS (SELECT 1 FROM changed c WHERE c.kind = x.kind
                AND x.captured_at::numeric BETWEEN c.captured_at::numeric - %(gap)s
@@ -569,6 +576,5 @@ def _refresh_context(conn: Conn, scope: tuple[str, str], source_ids: list[str]) 
             "p": scope[1],
             "ids": source_ids,
             "gap": CONTEXT_GAP,
-            "window": CONTEXT_WINDOW,
         },
     )

@@ -42,6 +42,7 @@ from zkr.retrieval import replica_parts as core
 from zkr.store.validation import require_scope, require_text
 from zkr_postgres._db import Conn
 from zkr_postgres.believed import corrected_after
+from zkr_postgres.lexical import lexical_params, lexical_sql, phrases, score
 from zkr_postgres.nul import has_nul, restored
 from zkr_postgres.schema import SCHEMA, SERVING_ROLE
 
@@ -126,8 +127,9 @@ def _citable(rules: _Rules, claim_id: str) -> str:
     return _CITABLE.format(**aliases, evidence=evidence, source=source, claim_id=claim_id)
 
 
-def _mapped(rules: _Rules, hits: str) -> str:
-    """Targets of a ``hits(kind, id, score)`` relation of source and claim hits, best score each.
+def _mapping(rules: _Rules, hits: str) -> str:
+    """``(hit kind, hit id, target kind, target id)`` of a ``hits(kind, id)`` relation of source
+    and claim hits.
 
     A source hit becomes the current claims its live evidence supports; without any, the source
     itself if it has live evidence and none of it supports a claim (in ``as_of`` mode: a claim
@@ -142,16 +144,15 @@ def _mapped(rules: _Rules, hits: str) -> str:
         )
     )
     return f"""
-SELECT kind, id, max(score) AS score FROM (
-  SELECT 'claim' AS kind, c.id AS id, h.score AS score FROM {hits} h
+  SELECT h.kind, h.id, 'claim' AS kind, c.id AS id FROM {hits} h
     JOIN zkr.sources s ON {_scope("s")} AND s.id = h.id AND {rules.source("s")}
     JOIN zkr.evidence e ON {_scope("e")} AND e.source_id = h.id AND {rules.evidence("e")}
     JOIN zkr.claim_evidence l ON {_scope("l")} AND l.evidence_id = e.id
       AND l.relation = 'supports'
     JOIN zkr.claims c ON {_scope("c")} AND c.id = l.claim_id AND {rules.claim("c")}
     WHERE h.kind = 'source'
-  UNION ALL
-  SELECT 'source', h.id, h.score FROM {hits} h
+  UNION
+  SELECT h.kind, h.id, 'source', h.id FROM {hits} h
     JOIN zkr.sources s ON {_scope("s")} AND s.id = h.id AND {rules.source("s")}
     WHERE h.kind = 'source'
     AND EXISTS (SELECT 1 FROM zkr.evidence e WHERE {_scope("e")} AND e.source_id = h.id
@@ -160,126 +161,45 @@ SELECT kind, id, max(score) AS score FROM (
                 JOIN zkr.claim_evidence l3 ON {_scope("l3")} AND l3.evidence_id = e3.id
                   AND l3.relation = 'supports' AND {fallback_claim}
                 WHERE {_scope("e3")} AND e3.source_id = h.id AND {rules.evidence("e3")})
-  UNION ALL
-  SELECT 'claim', h.id, h.score FROM {hits} h
+  UNION
+  SELECT h.kind, h.id, 'claim', h.id FROM {hits} h
     JOIN zkr.claims c ON {_scope("c")} AND c.id = h.id AND {rules.claim("c")}
     WHERE h.kind = 'claim' AND {_citable(rules, "c.id")}
-) mapped GROUP BY kind, id
 """
 
 
-#: BM25's parameters, as SQLite FTS5's ``bm25()`` (which zkr's recall ranking uses).
-BM25_K1 = 1.2
-BM25_B = 0.75
-
-# The query's terms: each word's English lexemes (stemmed; PostgreSQL's English stop words give
-# none), with whether the term also matches as a prefix; then one tsquery OR-ing them all. Each
-# lexeme is quoted for tsquery's input syntax, so no character of the query acts as an operator.
-_TERMS = r"""
-terms AS (
-  SELECT lexeme, prefix, (quoted || CASE WHEN prefix THEN ':*' ELSE '' END)::tsquery AS pq
-    FROM (SELECT DISTINCT l.lexeme, w.prefix,
-                 '''' || replace(replace(l.lexeme, '\', '\\'), '''', '''''') || '''' AS quoted
-            FROM unnest(%(words)s::text[], %(prefix)s::bool[]) AS w(word, prefix),
-                 unnest(tsvector_to_array(to_tsvector('english', w.word))) AS l(lexeme)) x),
-q AS (SELECT coalesce(string_agg(pq::text, ' | '), '')::tsquery AS query FROM terms)"""
+_HITS = "(SELECT * FROM unnest(%(hk)s::text[], %(hi)s::text[]) AS x(kind, id))"
 
 
-def lexical_sql(rules: _Rules) -> str:
-    """Ranked lexical targets: ``(kind, id, score)``, best first.
-
-    BM25 as FTS5 computes it (k1 :data:`BM25_K1`, b :data:`BM25_B`), per scope: the documents are
-    the scope's live captures (their own words weigh 1, their neighbours' context words
-    :data:`CONTEXT_WEIGHT`) and, as a second collection, its current claims' statements. Every
-    document holding a query term is a candidate, so a term's document frequency is counted over
-    the candidates; the collection size and average length are the scope's;
-    ``idf = ln((N - n + 0.5) / (n + 0.5))``, at least 1e-6. A term's frequency is read from the
-    document's ``tsv_tf``; a prefix term that matches a document only through longer words counts
-    once there (at the weight of the part it matched in).
-    """
-    return f"""
-WITH {_TERMS},
-docs AS MATERIALIZED (
-  SELECT 'source'::text AS kind, s.id, s.tsv, s.tsv_tf AS tf, s.tsv_tokens AS len
-    FROM zkr.sources s, q
-   WHERE {_scope("s")} AND {rules.source("s")} AND s.tsv @@ q.query
-  UNION ALL
-  SELECT 'claim'::text, c.id, c.tsv, c.tsv_tf, c.tsv_tokens
-    FROM zkr.claims c, q
-   WHERE {_scope("c")} AND {rules.claim("c")} AND c.tsv @@ q.query),
-tf AS (
-  SELECT d.kind, d.id, d.len, t.lexeme, t.prefix,
-         CASE WHEN d.tf ? t.lexeme THEN
-                CASE WHEN d.kind = 'claim'
-                     THEN (d.tf -> t.lexeme ->> 0)::int + (d.tf -> t.lexeme ->> 1)::int
-                     ELSE (d.tf -> t.lexeme ->> 0)::int
-                          + %(cw)s * (d.tf -> t.lexeme ->> 1)::int END
-              WHEN d.kind = 'claim' OR ts_filter(d.tsv, '{{a}}') @@ t.pq THEN 1
-              ELSE %(cw)s END AS f
-    FROM docs d CROSS JOIN terms t
-   WHERE d.tf ? t.lexeme OR (t.prefix AND d.tsv @@ t.pq)),
-df AS (SELECT kind, lexeme, prefix, count(*) AS n FROM tf GROUP BY kind, lexeme, prefix),
-stats AS (
-  SELECT 'source'::text AS kind, count(*) AS total, avg(s.tsv_tokens) AS avgdl
-    FROM zkr.sources s WHERE {_scope("s")} AND s.deleted_at IS NULL
-  UNION ALL
-  SELECT 'claim'::text, count(*), avg(c.tsv_tokens)
-    FROM zkr.claims c WHERE {_scope("c")} AND {_Rules(None).claim("c")}),
-hits AS (
-  SELECT tf.kind, tf.id, sum(
-           greatest(ln((greatest(st.total, df.n) - df.n + 0.5) / (df.n + 0.5)), 1e-6)
-           * tf.f * ({BM25_K1} + 1)
-           / (tf.f + {BM25_K1} * (1 - {BM25_B}
-                                  + {BM25_B} * tf.len / greatest(st.avgdl, 1)))) AS score
-    FROM tf JOIN df USING (kind, lexeme, prefix) JOIN stats st USING (kind)
-   GROUP BY tf.kind, tf.id
-   ORDER BY score DESC, tf.kind DESC, tf.id COLLATE "C" LIMIT %(hits)s)
-SELECT kind, id, score FROM ({_mapped(rules, "hits")}) t
-ORDER BY score DESC, kind DESC, id COLLATE "C" LIMIT %(cand)s
-"""
-
-
-def query_terms(query: str, prefix_from: int = core.PREFIX_FROM) -> tuple[list[str], list[bool]]:
-    """The words a recall query searches for (zkr's rule: its terms without stop words, or all of
-    them when only stop words are left) and whether each also matches as a prefix (alphabetic
-    words of at least *prefix_from* letters)."""
-    # PostgreSQL text cannot hold NUL; for the query's words it only separates them.
-    terms = core.token_terms(query.replace("\x00", " "))
-    kept = [term for term in terms if term.lower() not in core.STOP_WORDS] or terms
-    return kept, [bool(prefix_from) and len(t) >= prefix_from and t.isalpha() for t in kept]
-
-
-def lexical_params(query: str, candidates: int) -> dict[str, Any]:
-    """The parameters of :func:`lexical_sql` besides the scope and the ``as_of`` times."""
-    words, prefix = query_terms(query)
-    return {
-        "words": words,
-        "prefix": prefix,
-        "cand": candidates,
-        # Sources that resolve to nothing (a superseded claim's capture) leave room: read deeper.
-        "hits": 2 * candidates,
-        "cw": core.CONTEXT_WEIGHT,
-    }
+def _resolve(
+    conn: Conn, rules: _Rules, scope: dict[str, Any], hits: Sequence[Target]
+) -> dict[Target, list[Target]]:
+    """The targets each hit stands for (:func:`_mapping`), claims in id order."""
+    if not hits:
+        return {}
+    params = {**scope, **rules.params(), "hk": [h[0] for h in hits], "hi": [h[1] for h in hits]}
+    found: dict[Target, list[Target]] = {}
+    for hit_kind, hit_id, kind, target_id in conn.execute(_mapping(rules, _HITS), params):
+        found.setdefault((hit_kind, hit_id), []).append((kind, target_id))
+    for targets in found.values():
+        targets.sort(key=lambda t: (t[0] != "source", t[1]))
+    return found
 
 
 _DISTANCE_OPERATORS = {"cosine": "<=>", "dot": "<#>", "euclidean": "<->"}
 
 
 def dense_sql(table: str, distance: str) -> sql.Composed:
-    """Ranked dense targets of one lane: ``(kind, id, score)``, best (highest score) first."""
+    """Every vector of the scope in one lane: ``(kind, id, score)``, best (highest) first. The
+    whole scope is read (exact: per-person scopes are small) because the fusion reads each
+    memory's score as a z-score over the scope, as zkr does."""
     operator = _DISTANCE_OPERATORS[distance]
-    rules = _Rules(None)
     return sql.SQL(
-        "WITH hits AS (SELECT v.target_kind AS kind, v.target_id AS id,"
+        "SELECT v.target_kind AS kind, v.target_id AS id,"
         " -(v.embedding {op} %(vec)s::vector) AS score FROM {table} v"
         " WHERE v.tenant_id = %(t)s AND v.person_id = %(p)s"
-        " ORDER BY v.embedding {op} %(vec)s::vector LIMIT %(cand)s)"
-        " SELECT kind, id, score FROM ({mapped}) t ORDER BY score DESC, kind DESC, id"
-    ).format(
-        op=sql.SQL(operator),
-        table=sql.Identifier(SCHEMA, table),
-        mapped=sql.SQL(_mapped(rules, "hits")),
-    )
+        ' ORDER BY 3 DESC, v.target_kind DESC, v.target_id COLLATE "C"'
+    ).format(op=sql.SQL(operator), table=sql.Identifier(SCHEMA, table))
 
 
 def _claim_items_sql(rules: _Rules) -> str:
@@ -398,6 +318,172 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(v)) for v in vector) + "]"
 
 
+@dataclass
+class _Lexical:
+    """The lexical list and what the fusion reads of it (as zkr's ``recall_lexical`` tells)."""
+
+    targets: list[Target]
+    scored: dict[Target, tuple[float, str]]
+    context_only: set[Target]
+    stated: set[Target]
+
+
+def _lexical(
+    conn: Conn, request: m.SearchRequest, rules: _Rules, scope: dict[str, Any], wanted: int
+) -> _Lexical:
+    """Up to *wanted* targets, best first: the scored documents (:mod:`zkr_postgres.lexical`)
+    resolved to targets in order, each target scored as the best document it was found through."""
+    found = phrases(request.query)
+    out = _Lexical([], {}, set(), set())
+    if not found or wanted <= 0:
+        return out
+    rows = conn.execute(
+        lexical_sql(rules), {**scope, **rules.params(), **lexical_params(request.query, found)}
+    ).fetchall()
+    ranked = score(rows, found, request.as_of is not None)
+    start, depth = 0, max(64, 4 * wanted)
+    while start < len(ranked.order) and len(out.targets) < wanted:
+        chunk = ranked.order[start : start + depth]
+        start, depth = start + len(chunk), depth * 4
+        mapping = _resolve(conn, rules, scope, chunk)
+        for doc in chunk:
+            for target in mapping.get(doc, []):
+                if doc[0] == "claim":
+                    out.stated.add(target)  # found by its own statement
+                if target in out.scored:
+                    continue
+                out.targets.append(target)
+                out.scored[target] = (ranked.score[doc], doc[1])
+                if doc not in ranked.own:
+                    out.context_only.add(target)
+    del out.targets[wanted:]
+    return out
+
+
+@dataclass
+class _Dense:
+    """The dense list's head (one entry per memory) and each memory's z-score over the scope."""
+
+    head: list[Target]
+    z: dict[Target, float]
+
+
+def _dense(
+    conn: Conn,
+    scope: dict[str, Any],
+    lane: tuple[str, str, list[float]],
+    wanted: int,
+) -> _Dense:
+    table, distance, vector = lane
+    rows = conn.execute(
+        dense_sql(table, distance), {**scope, "vec": _vector_literal(vector)}
+    ).fetchall()
+    values = [float(row[2]) for row in rows]
+    mean = sum(values) / len(values) if values else 0.0
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) if values else 0.0
+    spread = max(spread, core.MIN_SPREAD)
+    z = {(str(k), str(i)): (float(v) - mean) / spread for k, i, v in rows}
+    head: list[Target] = []
+    start, depth = 0, 2 * wanted
+    while start < len(rows) and len(head) < wanted:
+        chunk = [(str(k), str(i)) for k, i, _ in rows[start : start + depth]]
+        start, depth = start + len(chunk), depth * 2
+        mapping = _resolve(conn, _Rules(None), scope, chunk)
+        for hit in chunk:
+            for target in mapping.get(hit, []):
+                # A claim found through its capture's vector scores as that vector.
+                z.setdefault(target, z[hit])
+                if target not in head:
+                    head.append(target)
+    return _Dense(head[:wanted], z)
+
+
+_ANCHORS = f"""
+SELECT s.id, s.kind, s.captured_at, left(s.content, 2000) FROM zkr.sources s
+ WHERE {_scope("s")} AND s.id = ANY(%(ids)s) AND s.deleted_at IS NULL
+"""
+
+_SIDE = """
+(SELECT n.id FROM zkr.sources n
+  WHERE n.tenant_id = a.tenant_id AND n.person_id = a.person_id AND n.kind = a.kind
+    AND n.deleted_at IS NULL AND (n.captured_at, n.seq) {before} (a.captured_at, a.seq)
+    AND n.captured_at::numeric BETWEEN a.captured_at::numeric - %(gap)s
+                                AND a.captured_at::numeric + %(gap)s
+  ORDER BY n.captured_at {order}, n.seq {order} LIMIT %(spread)s)"""
+_NEIGHBOURS = f"""
+SELECT a.id, n.id FROM zkr.sources a CROSS JOIN LATERAL (
+  {_SIDE.format(before="<", order="DESC")} UNION ALL {_SIDE.format(before=">", order="ASC")}
+) AS n(id)
+ WHERE {_scope("a")} AND a.id = ANY(%(ids)s) AND a.deleted_at IS NULL
+"""
+
+
+def _anchors(
+    conn: Conn, scope: dict[str, Any], anchors: Sequence[str]
+) -> tuple[dict[str, tuple[str, int]], dict[str, str]]:
+    """``(kind, captured_at)`` and the first letters of each live anchor source."""
+    times: dict[str, tuple[str, int]] = {}
+    texts: dict[str, str] = {}
+    for source_id, kind, at, text in conn.execute(_ANCHORS, {**scope, "ids": list(anchors)}):
+        times[source_id] = (kind, int(at))
+        texts[source_id] = text
+    return times, texts
+
+
+def _neighbour_z(
+    conn: Conn, scope: dict[str, Any], anchors: Sequence[str], z: dict[Target, float]
+) -> dict[str, float]:
+    """The mean z-score of each anchor's live timeline neighbours that have a vector."""
+    around: dict[str, list[float]] = {}
+    params = {**scope, "ids": list(anchors), "gap": core.SESSION_GAP_SECONDS, "spread": core.SPREAD}
+    for source_id, neighbour in conn.execute(_NEIGHBOURS, params):
+        value = z.get(("source", neighbour))
+        if value is not None:
+            around.setdefault(source_id, []).append(value)
+    return {source_id: sum(values) / len(values) for source_id, values in around.items()}
+
+
+def _fuse(
+    conn: Conn,
+    request: m.SearchRequest,
+    scope: dict[str, Any],
+    lexical: _Lexical,
+    dense: _Dense | None,
+    limit: int,
+) -> list[tuple[Target, int]]:
+    """zkr's score fusion (:func:`zkr.retrieval.replica_parts.fuse_scores`) of the lists, with
+    the inputs zkr's recall search gives it: lexical only, or hybrid with the dense z-scores,
+    the neighbours' z-scores, the session and date terms, and the keyword trust."""
+    tuning = core.DEFAULT_TUNING
+    entries = [(t, *lexical.scored[t]) for t in lexical.targets]
+    anchors = [lexical.scored[t][1] for t in lexical.targets]
+    if dense is None:
+        spans = core.query_date_spans(request.query) if tuning.date_weight else []
+        times = _anchors(conn, scope, anchors)[0] if spans else {}
+        return core.fuse_scores(
+            entries, [], {}, {}, limit, times=times, date_spans=spans, lexical_share=1.0,
+            session_weight=0.0, date_weight=tuning.date_weight, weak=lexical.context_only,
+            stated=lexical.stated, claim_weight=tuning.claim_weight,
+        )  # fmt: skip
+    anchors += [t[1] for t in dense.head if t[0] == "source"]
+    candidates = [*lexical.targets, *dense.head]
+    dense_z = {t: dense.z[t] for t in candidates if t in dense.z}
+    times, texts = _anchors(conn, scope, anchors)
+    direct = set(lexical.targets) - lexical.context_only
+    weak = {
+        t for t in candidates if t not in direct and dense_z.get(t, tuning.own_z) <= tuning.own_z
+    }
+    heads = [texts[a] for a in dict.fromkeys(anchors[: core.TRUST_HEAD]) if a in texts]
+    return core.fuse_scores(
+        entries, dense.head, dense_z, _neighbour_z(conn, scope, anchors, dense.z), limit,
+        times=times, date_spans=core.query_date_spans(request.query) if tuning.date_weight else (),
+        lexical_share=core.lexical_share(tuning.lexical_share, request.query, heads),
+        neighbour_weight=tuning.neighbour_weight, session_weight=tuning.session_weight,
+        date_weight=tuning.date_weight, weak=weak, stated=lexical.stated,
+        claim_weight=tuning.claim_weight,
+    )  # fmt: skip
+
+
 def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
     """A cited, scoped, bounded pack from the replica (recall ranking).
 
@@ -412,25 +498,19 @@ def search(conn: Conn, request: m.SearchRequest) -> m.RetrievalPack:
     candidates = max(core.CANDIDATES_PER_ITEM * limit, core.MIN_CANDIDATES)
     rules = _Rules(request.as_of)
     scope = {"t": request.tenant_id, "p": request.person_id}
+    # With as_of the embedding is ignored (vectors describe now).
+    hybrid = request.query_embedding is not None and request.as_of is None
+    dated = bool(core.DEFAULT_TUNING.date_weight and core.query_date_spans(request.query))
     with scoped(conn, request.tenant_id, request.person_id):
-        rows = conn.execute(
-            lexical_sql(rules),
-            {**scope, **rules.params(), **lexical_params(request.query, candidates)},
-        ).fetchall()
-        lists: list[tuple[Sequence[Target], float]] = [
-            ([(k, i) for k, i, _ in rows], core.LEXICAL_WEIGHT)
-        ]
-        # With as_of the embedding is ignored (vectors describe now), as in zkr.
-        if request.query_embedding is not None and request.as_of is None:
+        lexical = _lexical(conn, request, rules, scope, candidates if hybrid or dated else limit)
+        dense = None
+        if hybrid:
+            assert request.query_embedding is not None
             lane = _query_vector(conn, request.query_embedding, request.query)
-            if lane is not None:
-                table, distance, vector = lane
-                dense = conn.execute(
-                    dense_sql(table, distance),
-                    {**scope, "vec": _vector_literal(vector), "cand": candidates},
-                ).fetchall()
-                lists.append(([(k, i) for k, i, _ in dense], core.DENSE_WEIGHT))
-        items = _items(conn, core.fuse_weighted(lists, limit, k=core.RRF_K), scope, rules)
+            # No lane of that name: the hybrid fusion of an empty dense list, as zkr.
+            dense = _Dense([], {}) if lane is None else _dense(conn, scope, lane, candidates)
+        fused = _fuse(conn, request, scope, lexical, dense, limit)
+        items = _items(conn, fused, scope, rules)
     return m.RetrievalPack(
         query=request.query, items=items, gaps=[] if items else [core.NO_MATCH_GAP]
     )

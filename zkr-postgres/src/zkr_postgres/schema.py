@@ -16,7 +16,7 @@ makes the comparison NULL and the row invisible, so a missing scope sees nothing
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from psycopg import sql
 
@@ -192,7 +192,59 @@ ALTER TABLE zkr.evidence ADD COLUMN exact bytea;
 ALTER TABLE zkr.claims ADD COLUMN exact bytea;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# Migration 5: zkr's recall terms (issues 29 and 30). The replica indexed English-stemmed words
+# (`to_tsvector('english')`) while zkr's recall index stores every language's words stemmed and
+# segmented (zkr.store.analysis) and tokenized by FTS5. Now each source and claim holds `terms`,
+# its text as zkr's recall index stores it (zkr.retrieval.replica_parts.recall_terms, computed in
+# Python by apply: space-separated tokens), a source's `context` holds its neighbours' terms (the
+# recall index's window: BEFORE captures before, AFTER after), and the tsvector (no parser, no
+# configuration: array_to_tsvector), the term frequencies and the length are generated from them.
+# The rows of an older replica are backfilled from their stored text (zkr_postgres.terms).
+_TERM_FUNCTIONS = """
+CREATE FUNCTION zkr.term_array(text) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN array_remove(string_to_array($1, ' '), '');
+CREATE FUNCTION zkr.terms_tsv(text, text) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN array_to_tsvector(zkr.term_array($1) || zkr.term_array($2));
+CREATE FUNCTION zkr.terms_tokens(text, text) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN cardinality(zkr.term_array($1)) + cardinality(zkr.term_array($2));
+CREATE FUNCTION zkr.terms_tf(text, text) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  RETURN (SELECT coalesce(jsonb_object_agg(t, jsonb_build_array(own, near)), '{}')
+          FROM (SELECT t, count(*) FILTER (WHERE side = 0) AS own,
+                       count(*) FILTER (WHERE side = 1) AS near
+                  FROM (SELECT unnest(zkr.term_array($1)) AS t, 0 AS side
+                        UNION ALL SELECT unnest(zkr.term_array($2)), 1) x GROUP BY t) y);
+"""
+_V5_DROP = """
+ALTER TABLE zkr.sources DROP COLUMN tsv, DROP COLUMN tsv_tf, DROP COLUMN tsv_tokens,
+  ADD COLUMN terms text NOT NULL DEFAULT '';
+ALTER TABLE zkr.claims DROP COLUMN tsv, DROP COLUMN tsv_tf, DROP COLUMN tsv_tokens,
+  ADD COLUMN terms text NOT NULL DEFAULT '';
+"""
+_V5_GENERATED = """
+ALTER TABLE zkr.sources
+  ADD COLUMN tsv tsvector GENERATED ALWAYS AS (zkr.terms_tsv(terms, context)) STORED,
+  ADD COLUMN tsv_tf jsonb GENERATED ALWAYS AS (zkr.terms_tf(terms, context)) STORED,
+  ADD COLUMN tsv_tokens integer GENERATED ALWAYS AS (zkr.terms_tokens(terms, context)) STORED;
+ALTER TABLE zkr.claims
+  ADD COLUMN tsv tsvector GENERATED ALWAYS AS (zkr.terms_tsv(terms, '')) STORED,
+  ADD COLUMN tsv_tf jsonb GENERATED ALWAYS AS (zkr.terms_tf(terms, '')) STORED,
+  ADD COLUMN tsv_tokens integer GENERATED ALWAYS AS (zkr.terms_tokens(terms, '')) STORED;
+CREATE INDEX sources_tsv ON zkr.sources USING gin (tsv);
+CREATE INDEX claims_tsv ON zkr.claims USING gin (tsv);
+"""
+
+
+def _v5(conn: Conn) -> None:
+    """Migration 5: recall terms, backfilled from the stored text (see above)."""
+    from zkr_postgres.terms import backfill_terms
+
+    conn.execute(_TERM_FUNCTIONS)
+    conn.execute(_V5_DROP)
+    backfill_terms(conn)
+    conn.execute(_V5_GENERATED)
+
+
+MIGRATIONS: tuple[str | Callable[[Conn], None], ...] = (_V1, _V2, _V3, _V4, _v5)
 
 # One writer migrates at a time, whatever number of sync processes start together.
 _MIGRATION_LOCK = 0x7A6B72_0001
@@ -240,7 +292,10 @@ def migrate(conn: Conn, partitions: int | None = None) -> int:
         for version, script in enumerate(MIGRATIONS, start=1):
             if version <= current:
                 continue
-            conn.execute(script)
+            if callable(script):
+                script(conn)
+            else:
+                conn.execute(script)
             if version == 1:
                 _secure_v1(conn)
             conn.execute("INSERT INTO zkr.schema_migrations(version) VALUES (%s)", (version,))

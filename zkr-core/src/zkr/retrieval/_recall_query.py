@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from zkr.retrieval._claim_words import statement_words
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.store.analysis import query_terms
 from zkr.store.languages import ENGLISH, stop_words
 
-__all__ = ["PREFIX_FROM", "STOP_WORDS", "recall_concepts", "recall_match"]
+__all__ = [
+    "PREFIX_FROM",
+    "STOP_WORDS",
+    "RecallWord",
+    "recall_concepts",
+    "recall_match",
+    "recall_words",
+]
 
 #: English function and question words, dropped from a recall query (the list is the language
 #: table's, :mod:`zkr.store.languages`). A query made only of them is searched as it is.
@@ -59,3 +68,26 @@ def recall_concepts(query: str, prefix_from: int = PREFIX_FROM) -> list[str]:
         ]
         concepts.append(" OR ".join(either))
     return concepts
+
+
+class RecallWord(NamedTuple):
+    """One word of a recall query, as :func:`recall_match` searches it: the term (before the
+    index's tokenizer), whether it also matches as a prefix, and the everyday predicate words it
+    names, searched in claim statements only."""
+
+    term: str
+    prefix: bool
+    statement_words: tuple[str, ...]
+
+
+def recall_words(query: str, prefix_from: int = PREFIX_FROM) -> list[RecallWord]:
+    """The words of :func:`recall_match` (one per :func:`recall_concepts` expression), for a
+    store that matches them itself (the PostgreSQL replica)."""
+    return [
+        RecallWord(
+            term,
+            bool(prefix_from and len(term) >= prefix_from and term.isalpha()),
+            tuple(statement_words([term])),
+        )
+        for term in _kept_terms(query)
+    ]
