@@ -49,7 +49,13 @@ from zkr_postgres.api import Replica
 from zkr_postgres.retrieval import lexical_params, lexical_sql
 from zkr_postgres.schema import create_lane, migrate
 from zkr_postgres.sync import sync_database
-from zkr_postgres.testing import caught_up, existing_server, local_server, local_standby
+from zkr_postgres.testing import (
+    LocalServer,
+    caught_up,
+    existing_server,
+    local_server,
+    local_standby,
+)
 
 WORDS = (
     "hiking",
@@ -127,29 +133,37 @@ def _summary(times: list[float]) -> dict[str, float]:
     }
 
 
-def measure_sync(conn: Conn, folder: Path, memories: int) -> dict[str, Any]:
-    db = MemoryDb(folder / "sync.db")
+def measure_sync(
+    conn: Conn, server_dir: Path, folder: Path, memories: int, tenant: str
+) -> dict[str, Any]:
+    """*memories* memories written to a new zkr file by ``remember`` (not timed), then synced
+    (timed: wall, CPU of this process and of the server)."""
+    db = MemoryDb(folder / f"sync-{tenant}.db")
     rng = random.Random(7)
-    for n in range(memories):
-        db.remember(
-            m.RememberRequest(
-                tenant_id="sync",
-                person_id=f"p{n % 50}",
-                kind=m.SourceKind.conversation,
-                text=" ".join(rng.choices(WORDS, k=12)),
-                captured_at=1_700_000_000 + n * 60,
-                recorded_at=1_700_000_000 + n * 60,
+    with db.atomic():
+        for n in range(memories):
+            db.remember(
+                m.RememberRequest(
+                    tenant_id=tenant,
+                    person_id=f"p{n % 50}",
+                    kind=m.SourceKind.conversation,
+                    text=" ".join(rng.choices(WORDS, k=12)),
+                    captured_at=1_700_000_000 + n * 60,
+                    recorded_at=1_700_000_000 + n * 60,
+                )
             )
-        )
-    started = time.perf_counter()
-    stats = sync_database(conn, db, "bench-sync")
-    elapsed = time.perf_counter() - started
+    meter = Meter(server_dir)
+    stats = sync_database(conn, db, f"bench-{tenant}")
+    measured = meter.stop()
     db.close()
+    cpu = measured["cpu_client_s"] + measured["cpu_server_s"]
     return {
         "memories": memories,
         "events": stats.events,
-        "seconds": round(elapsed, 2),
-        "memories_per_s": round(memories / elapsed, 1),
+        "memories_per_s": round(memories / measured["wall_s"], 1),
+        "memories_per_cpu_s": round(memories / cpu, 1),
+        "metered": "sync_database alone",
+        **measured,
     }
 
 
@@ -293,44 +307,56 @@ def create_lane_now(conn: Conn, dimension: int) -> str:
 
 
 def measure_search(
-    dsn: str, persons: int, queries: int, dimension: int, seed: int
+    server: LocalServer, persons: int, queries: int, dimension: int, seed: int
 ) -> dict[str, Any]:
+    """*queries* lexical searches, then as many hybrid ones, each for a random person (the
+    same persons and words for both), after 20 unmeasured ones that prepare the statements;
+    each kind's wall time per search and CPU time (this process and the server) per search."""
     rng = random.Random(seed)
-    lexical: list[float] = []
-    hybrid: list[float] = []
-    found = 0
-    with Replica(dsn) as replica:
-        for n in range(queries + 20):
-            person = rng.randrange(persons)
-            tenant, person_id = f"t{person % 20}", f"person-{person}"
-            query = " ".join(rng.sample(WORDS, 2))
-            started = time.perf_counter()
-            pack = replica.search(
-                m.SearchRequest(tenant_id=tenant, person_id=person_id, query=query, limit=10)
-            )
-            took = time.perf_counter() - started
-            vector = [rng.random() - 0.5 for _ in range(dimension)]
-            embedding = m.QueryEmbedding(model=MODEL, version=VERSION, vector=vector)
-            started = time.perf_counter()
-            replica.search(
-                m.SearchRequest(
+    requests: list[tuple[str, str, str, list[float]]] = []
+    for _ in range(queries + 20):
+        person = rng.randrange(persons)
+        vector = [rng.random() - 0.5 for _ in range(dimension)]
+        requests.append(
+            (f"t{person % 20}", f"person-{person}", " ".join(rng.sample(WORDS, 2)), vector)
+        )
+    report: dict[str, Any] = {}
+    with Replica(server.dsn) as replica:
+        for kind in ("lexical", "hybrid"):
+            times: list[float] = []
+            found = 0
+            meter: Meter | None = None
+            for n, (tenant, person_id, query, vector) in enumerate(requests):
+                if n == 20:  # the first requests prepare the statements
+                    meter = Meter(server.data_dir)
+                embedding = (
+                    m.QueryEmbedding(model=MODEL, version=VERSION, vector=vector)
+                    if kind == "hybrid"
+                    else None
+                )
+                request = m.SearchRequest(
                     tenant_id=tenant,
                     person_id=person_id,
                     query=query,
                     limit=10,
                     query_embedding=embedding,
                 )
-            )
-            took_hybrid = time.perf_counter() - started
-            if n >= 20:  # the first requests prepare the statements
-                lexical.append(took)
-                hybrid.append(took_hybrid)
-                found += bool(pack.items)
-    return {
-        "lexical": _summary(lexical),
-        "hybrid": _summary(hybrid),
-        "lexical_found_share": round(found / queries, 3),
-    }
+                started = time.perf_counter()
+                pack = replica.search(request)
+                took = time.perf_counter() - started
+                if n >= 20:
+                    times.append(took)
+                    found += bool(pack.items)
+            assert meter is not None
+            measured = meter.stop()
+            cpu = measured["cpu_client_s"] + measured["cpu_server_s"]
+            report[kind] = {
+                **_summary(times),
+                "cpu_ms_per_search": round(cpu / queries * 1000, 2),
+                "found_share": round(found / queries, 3),
+                **measured,
+            }
+    return report
 
 
 def measure_pruning(dsn: str) -> dict[str, Any]:
@@ -554,11 +580,9 @@ def load(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         with connect(primary.dsn) as conn:
             migrate(conn, args.partitions)
             log("sync rate")
-            meter = Meter(primary.data_dir)
-            report["sync"] = measure_sync(conn, folder, args.sync_memories)
-            report["sync"].update(meter.stop())
-            cpu = report["sync"]["cpu_client_s"] + report["sync"]["cpu_server_s"]
-            report["sync"]["memories_per_cpu_s"] = round(args.sync_memories / cpu, 1)
+            report["sync"] = measure_sync(
+                conn, primary.data_dir, folder, args.sync_memories, "sync"
+            )
             log(f"bulk load {args.persons} x {args.per_person}")
             # Autovacuum off while loading: the statistics study below sees the replica as a
             # sync that outran autovacuum leaves it.
@@ -596,11 +620,15 @@ def measure(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         report["pruning"] = measure_pruning(primary.dsn)
         for name, server, seed in (("primary", primary, 1), ("standby", standby, 2)):
             log(f"search from the {name}")
-            meter = Meter(server.data_dir)
             report[f"search_{name}"] = measure_search(
-                server.dsn, args.persons, args.queries, args.dimension, seed
+                server, args.persons, args.queries, args.dimension, seed
             )
-            report[f"search_{name}"].update(meter.stop())
+        log("sync into the loaded replica")
+        with connect(primary.dsn) as conn:
+            tenant = f"sync-{time.strftime('%Y%m%d%H%M%S')}"  # a new one each run
+            report["sync_loaded"] = measure_sync(
+                conn, primary.data_dir, folder, args.sync_memories, tenant
+            )
     return report
 
 
@@ -636,9 +664,15 @@ def main(argv: list[str] | None = None) -> int:
             loaded = {"args": {k: str(v) for k, v in vars(args).items()}, **load(args, folder)}
             (folder / "load.json").write_text(json.dumps(loaded, indent=2) + "\n")
         loaded = json.loads((folder / "load.json").read_text())
+        if "metered" not in loaded.get("sync", {"metered": None}):
+            loaded["sync"]["note"] = (
+                "an older load: wall_s and cpu_*_s include writing the memories with remember;"
+                " seconds and memories_per_s are the sync's (sync_loaded meters the sync alone)"
+            )
         report.update(loaded)
         if args.phase in ("all", "search"):
             report["search_commit"] = commit()
+            report["search_args"] = {"queries": args.queries, "persons": args.persons}
             report.update(measure(args, folder))
     finally:
         if args.data_dir is None:
