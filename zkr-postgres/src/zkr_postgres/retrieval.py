@@ -296,8 +296,11 @@ def _query_vector(
     vector = embedding.vector
     if vector is None:
         from zkr.plugins import get_embedder
+        from zkr.plugins.embedders import embed_texts
 
-        vector = [float(v) for v in get_embedder(embedding.model, embedding.version).embed(query)]
+        # As a query (an embedder with roles embeds questions and passages differently), as zkr.
+        embedder = get_embedder(embedding.model, embedding.version)
+        vector = [float(v) for v in next(iter(embed_texts(embedder, [query], "query")))]
     if not vector or not all(math.isfinite(v) for v in vector):
         raise InvalidRequest("query embedding vector must contain finite values")
     lane = conn.execute(
