@@ -657,11 +657,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase != "all" and args.data_dir is None:
         parser.error(f"--phase {args.phase} needs --data-dir")
     folder = args.data_dir or Path(tempfile.mkdtemp(prefix="zkr-platform-bench-"))
-    report: dict[str, Any] = {"machine": machine(), "commit": commit()}
+    report: dict[str, Any] = {"machine": machine()}
     try:
         if args.phase in ("all", "load"):
             folder.mkdir(parents=True, exist_ok=True)
-            loaded = {"args": {k: str(v) for k, v in vars(args).items()}, **load(args, folder)}
+            loaded = {
+                "args": {k: str(v) for k, v in vars(args).items()},
+                "load_commit": commit(),
+                **load(args, folder),
+            }
             (folder / "load.json").write_text(json.dumps(loaded, indent=2) + "\n")
         loaded = json.loads((folder / "load.json").read_text())
         if "metered" not in loaded.get("sync", {"metered": None}):

@@ -90,7 +90,7 @@ def render(report: dict[str, Any]) -> list[str]:
     return [
         f"{memories:,} memories over {int(args['persons']):,} persons, {args['partitions']}"
         f" partitions, {args['dimension']}-d vectors; `benchmarks/postgres_platform.py`, loaded"
-        f" at `{report['commit']}`, searched at `{report.get('search_commit', '?')}`, on"
+        f" at `{report['load_commit']}`, searched at `{report.get('search_commit', '?')}`, on"
         f" {machine['cores']} cores ({machine['cpu']}). A shared machine: the load average was"
         f" {report['sync']['load_average_start'][0]:.1f} when the load started,"
         f" {load['load_average_end'][0]:.1f} when it ended, and"
