@@ -57,8 +57,9 @@ def _statistics_rows(report: dict[str, Any]) -> list[str]:
         if study is None:
             continue
         plan = study["lexical_plan"]
+        took = f" (ANALYZE took {study['analyze_s']:.0f} s)" if study["analyze_s"] else ""
         rows.append(
-            f"| {label}: the lexical statement's plan executes in / a new connection's"
+            f"| {label}{took}: the lexical statement's plan executes in / a new connection's"
             " searches, median lexical, hybrid |"
             f" {_ms(plan['execution_ms'])} / {_ms(study['lexical_ms']['median_of_rest'])},"
             f" {_ms(study['hybrid_ms']['median_of_rest'])} |"
