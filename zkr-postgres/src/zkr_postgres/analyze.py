@@ -47,8 +47,10 @@ def analyze_changed(conn: Conn) -> list[str]:
     parents of those partitions; returns the names analyzed (parents last). Outside a
     transaction: each ANALYZE commits on its own."""
     # This session's own writes reach the statistics counters when it is next idle; without
-    # this the counters could miss what the caller just wrote.
-    conn.execute("SELECT pg_stat_force_next_flush()")
+    # this the counters could miss what the caller just wrote (PostgreSQL 15 and later; older
+    # servers report them to their statistics collector within half a second).
+    if int(conn.info.server_version) >= 150000:
+        conn.execute("SELECT pg_stat_force_next_flush()")
     rows = conn.execute(_CHANGED).fetchall()
     tables = [str(table) for table, _ in rows]
     parents = sorted({str(parent) for _, parent in rows if parent is not None})
