@@ -25,6 +25,7 @@ TOP_LEVEL = {
     "debug_str.py",
     "enums.py",
     "envelope.py",
+    "generating.py",
     "_generate_methods.py",
     "operation_methods.py",
     "errors.py",

@@ -9,12 +9,12 @@ request and response models and a misspelt ``db.serach(...)`` is a type error (a
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from zkr.generating import generator_main
 from zkr.operations import OPERATIONS
 
 __all__ = ["METHODS_PATH", "render"]
@@ -96,23 +96,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write operation_methods.py")
-    parser.add_argument("--check", action="store_true", help="exit 1 when it is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    current = METHODS_PATH.read_text(encoding="utf-8") if METHODS_PATH.exists() else ""
-    if args.write:
-        METHODS_PATH.write_text(text, encoding="utf-8")
-        return 0
-    if args.check:
-        if current != text:
-            hint = "run python -m zkr._generate_methods --write"
-            sys.stderr.write(f"{METHODS_PATH} is stale: {hint}\n")
-            return 1
-        return 0
-    sys.stdout.write(text)
-    return 0
+    return generator_main(METHODS_PATH, render, module="zkr._generate_methods", argv=argv)
 
 
 if __name__ == "__main__":

@@ -52,9 +52,9 @@ class Setting(NamedTuple):
     name: str
     env: str
     default: str
-    #: The values it accepts; empty: any text.
-    choices: tuple[str, ...]
     help: str
+    #: The values it accepts; empty: any text.
+    choices: tuple[str, ...] = ()
     #: Older spellings of *env*, still read (with a warning) when *env* is unset.
     deprecated_envs: tuple[str, ...] = ()
 
@@ -81,66 +81,45 @@ class Setting(NamedTuple):
         return raw
 
 
+# The table: name, environment variable, built-in default, help (datasette's ``Setting`` rows).
+
 #: The ranking of a search that does not name one.
 RANKING = Setting(
-    name="ranking",
-    env="ZKR_RANKING",
-    default=Ranking.recall.value,
+    "ranking",
+    "ZKR_RANKING",
+    Ranking.recall.value,
+    "How a search ranks when its request names no ranking: recall (built to find the memory) or "
+    "contract (zkr 0.2.3's order, byte for byte).",
     choices=tuple(ranking.value for ranking in Ranking),
-    help="How a search ranks when its request names no ranking: recall (built to find the "
-    "memory) or contract (zkr 0.2.3's order, byte for byte).",
 )
-
 #: The memory's SQLite file (``~`` is the user's home: see :func:`default_db`).
-DB = Setting(
-    name="db",
-    env="ZKR_DB",
-    default="~/.zkr/memory.db",
-    choices=(),
-    help="The database file.",
-)
-
+DB = Setting("db", "ZKR_DB", "~/.zkr/memory.db", "The database file.")
 #: The scope a host serves: hosts that serve one person require both (no default).
 TENANT = Setting(
-    name="tenant",
-    env="ZKR_TENANT",
-    default="",
-    choices=(),
-    help="The tenant of the person whose memory is served.",
+    "tenant",
+    "ZKR_TENANT",
+    "",
+    "The tenant of the person whose memory is served.",
     deprecated_envs=("ZKR_TENANT_ID",),
 )
 PERSON = Setting(
-    name="person",
-    env="ZKR_PERSON",
-    default="",
-    choices=(),
-    help="The person whose memory is served.",
+    "person",
+    "ZKR_PERSON",
+    "",
+    "The person whose memory is served.",
     deprecated_envs=("ZKR_PERSON_ID",),
 )
-
 #: An installed embedder plugin (``MODEL/VERSION``); unset: words only.
 EMBEDDER = Setting(
-    name="embedder",
-    env="ZKR_EMBEDDER",
-    default="",
-    choices=(),
-    help="An installed embedder, MODEL/VERSION: new memories are embedded and search is hybrid.",
+    "embedder",
+    "ZKR_EMBEDDER",
+    "",
+    "An installed embedder, MODEL/VERSION: new memories are embedded and search is hybrid.",
 )
-
 #: The two HTTP servers a person may run side by side get different ports.
-WEB_PORT = Setting(
-    name="web_port",
-    env="ZKR_WEB_PORT",
-    default="8765",
-    choices=(),
-    help="The port of zkr-web's page on 127.0.0.1.",
-)
+WEB_PORT = Setting("web_port", "ZKR_WEB_PORT", "8765", "The port of zkr-web's page on 127.0.0.1.")
 MCP_PORT = Setting(
-    name="mcp_port",
-    env="ZKR_MCP_PORT",
-    default="8766",
-    choices=(),
-    help="The port of zkr-mcp's streamable HTTP transport.",
+    "mcp_port", "ZKR_MCP_PORT", "8766", "The port of zkr-mcp's streamable HTTP transport."
 )
 
 #: Every setting, by name.

@@ -10,7 +10,6 @@ zkr.fastpath.generate --write`` (or ``--check``: exit 1 when the committed file 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from enum import Enum
@@ -23,6 +22,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from zkr import enums
+from zkr.generating import generator_main
 from zkr.settings import setting_for_factory
 
 if TYPE_CHECKING:
@@ -273,19 +273,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="write request_shapes.json")
-    parser.add_argument("--check", action="store_true", help="exit 1 when it is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    current = SHAPES_PATH.read_text(encoding="utf-8") if SHAPES_PATH.exists() else ""
-    if args.write:
-        SHAPES_PATH.write_text(text, encoding="utf-8")
-        return 0
-    if args.check:
-        return 0 if current == text else 1
-    sys.stdout.write(text)
-    return 0
+    return generator_main(SHAPES_PATH, render, module="zkr.fastpath.generate", argv=argv)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ _EPOCH = "seconds since the Unix epoch"
 _LIMIT = "How many items to return: 0 means the default 10, more than 100 means 100."
 
 
+#: The ``limit`` of a listing request (each one's default is 10).
+PageLimit = Annotated[Limit, Field(description=_LIMIT)]
+
+
 def _at(what: str) -> str:
     """The description of a timestamp field: what it marks, and its unit."""
     return f"{what} ({_EPOCH})."

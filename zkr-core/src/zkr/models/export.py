@@ -37,6 +37,23 @@ from zkr.models.responses import (
     ProfileEntry,
 )
 
+__all__ = [
+    "ApplyRequest",
+    "ApplyResult",
+    "ClaimEvidenceRecord",
+    "ClaimRecord",
+    "CorrectionRecord",
+    "DailyReviewRecord",
+    "DeletionRecord",
+    "EvidenceBody",
+    "EvidenceRecord",
+    "ExportCommit",
+    "ExportPage",
+    "ProfileRecord",
+    "SourceBody",
+    "SourceRecord",
+]
+
 
 class SourceBody(_Record):
     """A source: a raw observation, stored verbatim."""

@@ -11,16 +11,27 @@ from zkr.enums import (
     SourceKind,
 )
 from zkr.models._base import (
-    _LIMIT,
     _PERSON,
     _TENANT,
-    Limit,
+    PageLimit,
     ScopedRequest,
     Text,
     _at,
     _Record,
     _Request,
 )
+
+__all__ = [
+    "Capture",
+    "CapturesRequest",
+    "ClaimsRequest",
+    "LiveClaim",
+    "ScopeEntry",
+    "ScopesPage",
+    "ScopesRequest",
+    "SequenceRequest",
+    "SequenceResult",
+]
 
 
 class SequenceRequest(ScopedRequest):
@@ -46,7 +57,7 @@ class ClaimsRequest(ScopedRequest):
     contains: Text | None = Field(
         default=None, description="Only claims whose value contains this text (case-sensitive)."
     )
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
 
 
 class LiveClaim(_Record):
@@ -70,7 +81,7 @@ class CapturesRequest(ScopedRequest):
     key_prefix: Text | None = Field(
         default=None, description="Only captures whose ingestion key starts with this text."
     )
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
 
 
 class Capture(_Record):
@@ -88,7 +99,7 @@ class ScopesRequest(_Request):
     """List the persons of one tenant (the scopes that hold or held memory), one page."""
 
     tenant_id: Text = Field(description=_TENANT)
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
     cursor: Text | None = Field(
         default=None,
         description="The next_cursor of the previous page (opaque); omitted or null for the first"

@@ -16,11 +16,10 @@ from zkr.enums import (
 )
 from zkr.models._base import (
     _EPOCH,
-    _LIMIT,
     _PERSON,
     _TENANT,
-    Limit,
     MemoryRef,
+    PageLimit,
     ScopedRequest,
     Text,
     TimeRange,
@@ -34,6 +33,23 @@ from zkr.models.export import (
 from zkr.models.requests import (
     AsOf,
 )
+
+__all__ = [
+    "ClaimHistory",
+    "ClaimVersion",
+    "ErasureRecord",
+    "ForgetRequest",
+    "ForgetResult",
+    "HistoryCorrection",
+    "HistoryEvent",
+    "HistoryEvidence",
+    "HistoryRequest",
+    "ListedCapture",
+    "ListedClaim",
+    "MemoriesPage",
+    "MemoriesRequest",
+    "MemoryListItem",
+]
 
 
 class MemoriesRequest(ScopedRequest):
@@ -49,7 +65,7 @@ class MemoriesRequest(ScopedRequest):
         description="List captures of these kinds only. When only claim_kinds is given, no"
         " captures are listed; when neither is given, everything is.",
     )
-    limit: Limit = Field(10, description=_LIMIT)
+    limit: PageLimit = 10
     cursor: Text | None = Field(
         None,
         description="The next_cursor of the previous page (opaque); omitted or null for the first"

@@ -19,12 +19,12 @@ from zkr.enums import (
     VectorNormalization,
 )
 from zkr.models._base import (
-    _LIMIT,
     I64,
     U16,
     U32,
     U64,
     Limit,
+    PageLimit,
     ScopedRequest,
     TargetRef,
     Text,
@@ -34,6 +34,29 @@ from zkr.models._base import (
     _Request,
 )
 from zkr.settings import RANKING, default_ranking
+
+__all__ = [
+    "AsOf",
+    "ClaimInput",
+    "CorrectRequest",
+    "DeleteRequest",
+    "EmbedRequest",
+    "EmbeddingInput",
+    "ExportRequest",
+    "GetRequest",
+    "LinkRequest",
+    "LocatorInput",
+    "LocatorRequest",
+    "ProfileRequest",
+    "ProfilesRequest",
+    "ProjectionsRequest",
+    "QueryEmbedding",
+    "RebuildRequest",
+    "RememberRequest",
+    "ReviewRequest",
+    "ReviewsRequest",
+    "SearchRequest",
+]
 
 
 class ClaimInput(_Request):
@@ -114,7 +137,7 @@ class SearchRequest(ScopedRequest):
     """Retrieve a bounded pack of cited memories matching a query."""
 
     query: Text = Field(description="What to look for, in words.")
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
     query_embedding: QueryEmbedding | None = Field(
         default=None,
         description="Also search a vector lane with this query embedding (omit: words only).",
@@ -200,7 +223,7 @@ class ProfileRequest(ScopedRequest):
 class ProfilesRequest(ScopedRequest):
     """List the current profile entries, newest first."""
 
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
     as_of: AsOf | None = Field(
         default=None,
         description="The entries as they were at recorded_at (omit: the present); valid_at is not"
@@ -222,7 +245,7 @@ class ReviewRequest(ScopedRequest):
 class ReviewsRequest(ScopedRequest):
     """List the daily reviews, latest first."""
 
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
     day: Text | None = Field(
         default=None,
         description="Only the reviews of this day, exactly as it was stored (an addition).",
@@ -238,7 +261,7 @@ class ProjectionsRequest(ScopedRequest):
 
     model: Text = Field(description="The embedding model of the lane.")
     version: Text = Field(description="The model version of the lane.")
-    limit: Limit = Field(default=10, description=_LIMIT)
+    limit: PageLimit = 10
 
 
 class EmbeddingInput(_Request):

@@ -22,6 +22,22 @@ from zkr.models._base import (
     _Record,
 )
 
+__all__ = [
+    "CorrectResult",
+    "DeleteResult",
+    "EmbedResult",
+    "OkResult",
+    "ProfileEntry",
+    "ProjectionInput",
+    "ProjectionIssue",
+    "RebuildResult",
+    "RememberResult",
+    "RetrievalItem",
+    "RetrievalPack",
+    "ReviewItem",
+    "ReviewResult",
+]
+
 
 class RememberResult(_Record):
     """What ``remember`` stored (or, for a replayed ingestion key, had stored)."""
