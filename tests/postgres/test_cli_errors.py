@@ -54,6 +54,7 @@ def test_a_sqlite_file_without_the_feed_is_refused_and_left_unchanged(tmp_path: 
         ["migrate", "--dsn", UNREACHABLE],
         ["rebuild", "--dsn", UNREACHABLE, "--embedder", "m/1"],
         ["serve", "--dsn", UNREACHABLE],
+        ["analyze", "--dsn", UNREACHABLE],
     ],
 )
 def test_an_unreachable_server_is_one_line(args: list[str]) -> None:

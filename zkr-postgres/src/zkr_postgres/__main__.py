@@ -4,6 +4,7 @@
     zkr-postgres sync    --dsn DSN --db PATH [--db NAME=PATH …] [--follow] [--interval S]
                          [--partitions N]
     zkr-postgres rebuild --dsn DSN --embedder MODEL/VERSION [--batch-size N] [--partitions N]
+    zkr-postgres analyze --dsn DSN
     zkr-postgres serve   --dsn DSN
 
 ``--partitions N`` (every command that migrates takes it, spelled the same) hash-partitions the
@@ -11,10 +12,14 @@ replica's tables by scope into N partitions, converting a plain replica; without
 stays as it is. ``serve`` reads from any server holding the replica — the primary or a streaming
 standby of it (``docs/zkr-postgres.md``).
 
-``sync``, ``migrate`` and ``rebuild`` need the owner's DSN (``sync`` migrates first); ``serve`` may
-use any role that is a member of ``zkr_serving``. Each command prints one JSON line on stdout
-(``serve``: one per request); errors go to stderr as one line with exit status 1 — never a Python
-traceback (an unreachable server, a file that is not a zkr database, a bad DSN included).
+``analyze`` takes the planner's statistics of every table now (``sync`` and ``rebuild`` already
+analyze what they changed a lot: ``zkr_postgres.analyze``).
+
+``sync``, ``migrate``, ``rebuild`` and ``analyze`` need the owner's DSN (``sync`` migrates
+first); ``serve`` may use any role that is a member of ``zkr_serving``. Each command prints one
+JSON line on stdout (``serve``: one per request); errors go to stderr as one line with exit
+status 1 — never a Python traceback (an unreachable server, a file that is not a zkr database,
+a bad DSN included).
 """
 
 from __future__ import annotations
@@ -65,6 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     rebuild.add_argument("--embedder", required=True, metavar="MODEL/VERSION")
     rebuild.add_argument("--batch-size", type=int, default=None)
     _add_partitions(rebuild)
+
+    analyze = commands.add_parser(
+        "analyze", help="take the planner's statistics of every table of the replica now"
+    )
+    analyze.add_argument("--dsn", required=True, help=dsn_help)
 
     serve = commands.add_parser(
         "serve", help="answer search/get/memories/history JSON lines on stdin"
@@ -192,6 +202,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             _sync(args)
         elif args.command == "rebuild":
             _rebuild(args)
+        elif args.command == "analyze":
+            from zkr_postgres._db import connect
+            from zkr_postgres.analyze import analyze_all
+
+            with connect(args.dsn) as conn:
+                _print({"analyzed_tables": len(analyze_all(conn))})
         else:
             from zkr_postgres.serve import main_loop
 

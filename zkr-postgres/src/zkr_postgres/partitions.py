@@ -128,11 +128,11 @@ def partition_table(conn: Conn, table: str, partitions: int) -> None:
             )
         )
     names = sql.SQL(", ").join(sql.Identifier(str(column)) for column, _ in columns)
-    conn.execute(
+    copied = conn.execute(
         sql.SQL("INSERT INTO {} ({}) OVERRIDING SYSTEM VALUE SELECT {} FROM {}").format(
             name, names, names, old_name
         )
-    )
+    ).rowcount
     for column, identity in columns:
         if identity:  # the new sequence starts after the rows kept (arrival order stays)
             conn.execute(
@@ -152,3 +152,5 @@ def partition_table(conn: Conn, table: str, partitions: int) -> None:
     for (definition,) in indexes:  # read before the rename: they name the table as it is now
         conn.execute(str(definition))
     conn.execute(scope_policy(table))
+    if copied > 0:  # new tables have no statistics: plan the rows they hold (zkr_postgres.analyze)
+        conn.execute(sql.SQL("ANALYZE {}").format(name))

@@ -22,6 +22,7 @@ from psycopg import sql
 
 from zkr.plugins import get_embedder, load_plugins
 from zkr_postgres._db import Conn
+from zkr_postgres.analyze import analyze_changed
 from zkr_postgres.schema import SCHEMA, create_lane
 
 __all__ = ["RebuildStats", "rebuild"]
@@ -144,4 +145,6 @@ def rebuild(
             stats.batches += 1
             if progress is not None:
                 progress(stats)
+    if stats.embedded:
+        analyze_changed(conn)  # a filled lane plans like an empty one until analyzed
     return stats

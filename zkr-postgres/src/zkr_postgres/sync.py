@@ -21,6 +21,7 @@ from zkr.db import MemoryDb
 from zkr.feed.export import export_pages
 from zkr.feed.scopes import feed_heads
 from zkr_postgres._db import Conn
+from zkr_postgres.analyze import analyze_changed
 from zkr_postgres.apply import apply_page_counted, position
 from zkr_postgres.nul import has_nul
 from zkr_postgres.schema import lane_tables
@@ -118,6 +119,9 @@ def sync_database(conn: Conn, db: MemoryDb, upstream: str, *, limit: int = PAGE_
         stats.add(sync_scope(conn, db, upstream, head.tenant_id, head.person_id, limit=limit))
     if stats.erasures:
         vacuum_erased(conn)
+    if stats.pages:
+        # Serve's plans need statistics of what this run wrote (zkr_postgres.analyze says why).
+        analyze_changed(conn)
     return stats
 
 

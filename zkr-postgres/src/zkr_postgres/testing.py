@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LocalServer", "caught_up", "local_server", "local_standby"]
+__all__ = ["LocalServer", "caught_up", "existing_server", "local_server", "local_standby"]
 
 _SYSTEM_USER = "embedded_postgres"
 
@@ -111,6 +111,33 @@ def local_server(data_dir: Path, *, host: str = "127.0.0.1") -> Iterator[LocalSe
     )
     with _started(data_dir, host, user) as server:
         yield server
+
+
+@contextmanager
+def existing_server(
+    data_dir: Path, *, primary: LocalServer | None = None, host: str = "127.0.0.1"
+) -> Iterator[LocalServer]:
+    """Start the cluster a previous :func:`local_server` or :func:`local_standby` left in
+    *data_dir*, yield it, and stop it on exit: a benchmark re-measures a loaded cluster without
+    loading it again. A standby's *primary* (running, on a new port) is where it streams from."""
+    if not (data_dir / "PG_VERSION").is_file():
+        raise FileNotFoundError(f"{data_dir} holds no PostgreSQL cluster")
+    user = _prepare_for_root(data_dir)
+    if primary is not None:
+        _point_at(data_dir, primary)
+    with _started(data_dir, host, user) as server:
+        yield server
+
+
+def _point_at(data_dir: Path, primary: LocalServer) -> None:
+    """Rewrite the standby's ``primary_conninfo`` (``pg_basebackup -R`` wrote the primary's
+    port of that day) to *primary*'s address."""
+    conf = data_dir / "postgresql.auto.conf"
+    kept = [
+        line for line in conf.read_text().splitlines() if not line.startswith("primary_conninfo")
+    ]
+    kept.append(f"primary_conninfo = 'user=postgres host={primary.host} port={primary.port}'")
+    conf.write_text("\n".join(kept) + "\n")
 
 
 @contextmanager
