@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ LIBRARY_WRITER = textwrap.dedent(
                 tenant_id="tenant-a", person_id="person-a", kind="conversation",
                 text=f"library note {i}", captured_at=1, recorded_at=1))
             i += 1
+            if i == 1:  # tell the test the library has written before any server
+                pathlib.Path(sys.argv[3]).touch()
             time.sleep(0.01)
     print(i)
     """
@@ -73,9 +76,18 @@ def test_two_servers_and_a_library_writer_share_one_database(tmp_path: Path) -> 
                 acknowledged.append((result.structured_content or {})["source_id"])
 
     stop = tmp_path / "stop"
+    started = tmp_path / "started"
     writer = subprocess.Popen(
-        [sys.executable, "-c", LIBRARY_WRITER, str(db), str(stop)], stdout=subprocess.PIPE
+        [sys.executable, "-c", LIBRARY_WRITER, str(db), str(stop), str(started)],
+        stdout=subprocess.PIPE,
     )
+    # The servers start once the library has written (by construction, not by start-up speed:
+    # a fast server start-up on an idle machine used to win the race now and then).
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert writer.poll() is None, "the library writer stopped before writing"
+        assert time.monotonic() < deadline, "the library writer never wrote"
+        time.sleep(0.01)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
