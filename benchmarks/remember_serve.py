@@ -46,13 +46,22 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
+def checkout_python(checkout: Path) -> Path:
+    """The Python of *checkout*'s own environment (``.venv``); for this very checkout without one
+    (CI runs it in a nox environment), the running interpreter, whose environment serves it."""
+    own = checkout / ".venv" / "bin" / "python"
+    if own.exists() or checkout.resolve() != Path(__file__).resolve().parents[1]:
+        return own
+    return Path(sys.executable)
+
+
 def baseline_corpus(checkout: Path, size: int, seed: int, cache: Path) -> Path:
     """The corpus built (or cached, in *cache*) by *checkout*'s own code and environment."""
     code = (
         "import sys; sys.path.insert(0, 'benchmarks'); import run; from pathlib import Path;"
         f" print(run.ensure_corpus(Path({str(cache)!r}), {size}, {seed}).path)"
     )
-    python = checkout / ".venv" / "bin" / "python"
+    python = checkout_python(checkout)
     out = subprocess.run(
         [str(python), "-c", code], cwd=checkout, check=True, capture_output=True, text=True
     )
@@ -166,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             "contract_only": run.contract_only_serve(dbs["contract_only"]),
         }
         if args.baseline is not None:
-            python = args.baseline.resolve() / ".venv" / "bin" / "python"
+            python = checkout_python(args.baseline.resolve())
             servers["baseline"] = [
                 str(python),
                 "-m",

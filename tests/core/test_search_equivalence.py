@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -551,7 +551,7 @@ def test_tiny_pages_cross_every_boundary_and_give_the_same_packs(
     store: tuple[MemoryDb, Snapshot],
 ) -> None:
     db, snap = store
-    tiny = replace(PAGING, min_page=1, rows_per_wanted=0, page_growth=2, id_chunk=3)
+    tiny = PAGING._replace(min_page=1, rows_per_wanted=0, page_growth=2, id_chunk=3)
     rng = random.Random(11)
     for request in random_queries(rng, snap, 120):
         limit = m.bounded_limit(request.limit)
@@ -622,8 +622,8 @@ def test_duplicate_fts_rows_sort_as_one_group_across_pages(tmp_path: Path) -> No
         assert db.search(request).model_dump(mode="json") == contract_search(db, snap, request)
         expected = contract_ranking(db, snap, request)
         for page, growth, chunk in ((1, 2, 1), (2, 2, 500), (3, 1, 2), (64, 4, 1), (64, 4, 500)):
-            paging = replace(
-                PAGING, min_page=page, rows_per_wanted=0, page_growth=growth, id_chunk=chunk
+            paging = PAGING._replace(
+                min_page=page, rows_per_wanted=0, page_growth=growth, id_chunk=chunk
             )
             with db.atomic(write=False) as conn:
                 got = lexical_ranking(conn, "a", "sam", "kiwi", None, 4 * limit, paging=paging)

@@ -70,7 +70,7 @@ class Paging(NamedTuple):
 
 
 #: The paging every search uses: the tuned values, in one place. A test that reads otherwise
-#: derives its paging from this one (``dataclasses.replace(PAGING, min_page=1)``).
+#: derives its paging from this one (``PAGING._replace(min_page=1)``).
 PAGING = Paging(
     min_page=64,
     rows_per_wanted=8,

@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from zkr.retrieval._claim_words import statement_words
 from zkr.retrieval._fts_query import quote, token_terms
 from zkr.store.analysis import query_terms
 from zkr.store.languages import ENGLISH, stop_words
+
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = [
     "PREFIX_FROM",
