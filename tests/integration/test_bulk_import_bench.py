@@ -4,36 +4,22 @@ lives in the committed report)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.integration.conftest import ROOT, run_benchmark
 
 
 def test_bulk_import_bench_writes_its_report(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    completed = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "bulk_import.py"),
-            "--sizes",
-            "300",
-            "--baseline-src",
-            str(ROOT),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    report = run_benchmark(
+        "bulk_import.py",
+        "--sizes",
+        "300",
+        "--baseline-src",
+        str(ROOT),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        out=tmp_path / "report.json",
     )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    report = json.loads(out.read_text())
     size = report["sizes"]["300"]
     for side in ("baseline", "zkr", "floor"):
         assert size[side]["stored"] == 300

@@ -4,38 +4,24 @@ asserted (speed lives in the committed report, benchmarks/reports/remember.json)
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.integration.conftest import ROOT, run_benchmark
 
 
 def test_remember_serve_bench_writes_its_report(tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    completed = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "remember_serve.py"),
-            "--size",
-            "200",
-            "--count",
-            "60",
-            "--baseline",
-            str(ROOT),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    report = run_benchmark(
+        "remember_serve.py",
+        "--size",
+        "200",
+        "--count",
+        "60",
+        "--baseline",
+        str(ROOT),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        out=tmp_path / "report.json",
     )
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    report = json.loads(out.read_text())
     (figures,) = report["runs"]
     for name in ("measured", "contract_only", "baseline"):
         side = figures[name]
