@@ -9,38 +9,32 @@ not import numpy.
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 
-__all__ = [
-    "DISTANCES",
-    "NORMALIZATIONS",
-    "parse_distance",
-    "parse_normalization",
-    "stored_config",
-]
+from zkr.enums import VectorDistance, VectorNormalization
 
-#: Contract order of normalizations (``none`` < ``l2``) and distances (cosine < dot < euclidean).
-NORMALIZATIONS = ("none", "l2")
-DISTANCES = ("cosine", "dot", "euclidean")
+__all__ = ["parse_distance", "parse_normalization", "stored_config"]
 
 
-def _parse_quoted(stored: object, allowed: tuple[str, ...]) -> str | None:
+def _parse_quoted(stored: object, allowed: type[StrEnum]) -> str | None:
+    """The member of *allowed* (the contract's enumeration, its one definition) the JSON-quoted
+    column value names, else ``None``."""
     if not isinstance(stored, str):
         return None
     try:
-        value = json.loads(stored)
-    except ValueError:
+        return allowed(json.loads(stored)).value
+    except (ValueError, TypeError):
         return None
-    return value if isinstance(value, str) and value in allowed else None
 
 
 def parse_normalization(stored: object) -> str | None:
     """``none``/``l2`` from the JSON-quoted column value (``'"l2"'``), else ``None``."""
-    return _parse_quoted(stored, NORMALIZATIONS)
+    return _parse_quoted(stored, VectorNormalization)
 
 
 def parse_distance(stored: object) -> str | None:
     """``cosine``/``dot``/``euclidean`` from the JSON-quoted column value, else ``None``."""
-    return _parse_quoted(stored, DISTANCES)
+    return _parse_quoted(stored, VectorDistance)
 
 
 def stored_config(

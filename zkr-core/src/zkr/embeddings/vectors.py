@@ -18,22 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zkr.embeddings.stored_config import (
-    DISTANCES,
-    NORMALIZATIONS,
-    parse_distance,
-    parse_normalization,
-    stored_config,
-)
+from zkr.embeddings.stored_config import parse_distance, parse_normalization, stored_config
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = [
-    "DISTANCES",
     "F32",
     "L2_TOLERANCE",
-    "NORMALIZATIONS",
     "decode",
     "decode_stored",
     "encode",

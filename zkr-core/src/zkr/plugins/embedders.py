@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from zkr.enums import VectorDistance, VectorNormalization
+
 __all__ = [
     "DISTANCES",
     "NORMALIZATIONS",
@@ -28,8 +30,9 @@ __all__ = [
     "embedder_id",
 ]
 
-NORMALIZATIONS = ("none", "l2")
-DISTANCES = ("cosine", "dot", "euclidean")
+#: What an embedder may declare: the contract's vector enumerations (zkr.enums), spelled out.
+NORMALIZATIONS = tuple(item.value for item in VectorNormalization)
+DISTANCES = tuple(item.value for item in VectorDistance)
 #: What a text is embedded as: a search query, or a stored passage (a target ``rebuild`` embeds).
 ROLES = ("query", "passage")
 
