@@ -41,6 +41,7 @@ import math
 import re
 import sqlite3
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from zkr.errors import MigrationError
@@ -67,26 +68,9 @@ def migrate_legacy(conn: sqlite3.Connection, version: int) -> None:
 
 
 def _run_steps(conn: sqlite3.Connection, version: int) -> None:
-    if version < 1:
-        _v1_original_tables(conn)
-    if version < 8:
-        _repair_shape(conn)
-    if version < 2:
-        _create(conn, schema.TABLES, "evidence_locators")
-    if version < 3:
-        _create(conn, schema.CONTRACT_INDEXES, *_V1_INDEXES)
-    if version < 4:
-        _v4_scope_validation(conn)
-    if version < 5:
-        _v5_claim_kinds_and_profiles(conn)
-    if version < 6:
-        _v6_origins_and_profiles(conn)
-    if version < 7:
-        _v7_claim_intervals(conn)
-    if version < 8:
-        _v8_export_feed(conn)
-    if version < 9:
-        _rebuild_embeddings(conn)
+    for below, step in _CONTRACT_STEPS:
+        if version < below:
+            step(conn)
     # Every migration ends on the fresh schema's objects (so a v9 file gains what came later).
     _converge_on_fresh_schema(conn)
     if version < 10:
@@ -436,3 +420,19 @@ def _float32(value: float) -> bytes:
         return struct.pack("<f", float(value))
     except OverflowError:  # beyond float32 (or float64) range: an infinity, as in the reference
         return struct.pack("<f", math.inf if value > 0 else -math.inf)
+
+
+#: zkr 0.2.x's chain in the contract's order (§3.5): each step runs when the stored version is
+#: below its number (the shape repair, needed by everything after v1, runs right after v1).
+_CONTRACT_STEPS: tuple[tuple[int, Callable[[sqlite3.Connection], None]], ...] = (
+    (1, _v1_original_tables),
+    (8, _repair_shape),
+    (2, lambda conn: _create(conn, schema.TABLES, "evidence_locators")),
+    (3, lambda conn: _create(conn, schema.CONTRACT_INDEXES, *_V1_INDEXES)),
+    (4, _v4_scope_validation),
+    (5, _v5_claim_kinds_and_profiles),
+    (6, _v6_origins_and_profiles),
+    (7, _v7_claim_intervals),
+    (8, _v8_export_feed),
+    (9, _rebuild_embeddings),
+)
