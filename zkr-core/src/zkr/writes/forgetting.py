@@ -18,13 +18,7 @@ from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
 from zkr.feed.erasure import erase, feed_dependents
 from zkr.store.commits import append_commit
-from zkr.store.records import (
-    ExportRecord,
-    claim_record,
-    deletion_record,
-    evidence_record,
-    source_record,
-)
+from zkr.store.records import claim_record, deletion_record, evidence_record, source_record
 from zkr.store.validation import require_scope
 from zkr.writes.deletion import Tombstone, tombstone, tombstone_records
 
@@ -32,6 +26,7 @@ from zkr.writes.deletion import Tombstone, tombstone, tombstone_records
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
+    from zkr.store.records import ExportRecord
 
 __all__ = ["forget"]
 
@@ -176,14 +171,8 @@ def _column(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> lis
 
 
 def _result(erasure: m.ErasureRecord) -> m.ForgetResult:
-    return m.ForgetResult(
-        source_id=erasure.source_id,
-        erased_at=erasure.erased_at,
-        evidence_ids=erasure.evidence_ids,
-        claim_ids=erasure.claim_ids,
-        profile_entry_ids=erasure.profile_entry_ids,
-        daily_review_ids=erasure.daily_review_ids,
-    )
+    """The answer is the erasure record without its scope (the caller's own)."""
+    return m.ForgetResult(**erasure.model_dump(exclude={"tenant_id", "person_id"}))
 
 
 def _stored_result(
