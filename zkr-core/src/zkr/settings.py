@@ -46,6 +46,7 @@ __all__ = [
     "Setting",
     "default_db",
     "default_ranking",
+    "read_token",
     "setting_for_factory",
 ]
 
@@ -145,6 +146,33 @@ def default_ranking() -> Ranking:
     :raises SettingError: ``$ZKR_RANKING`` is neither ``recall`` nor ``contract``.
     """
     return Ranking(RANKING.value())
+
+
+def read_token(
+    token_file: str | None, variable: str, environ: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
+    """An HTTP host's bearer token with where it came from: the file of ``--token-file``, else
+    the environment *variable*; surrounding whitespace dropped, ``None`` when neither is given.
+    Never a plain flag: a command line is visible to every user of the machine. What an empty
+    token means (refused, or a random one) is the host's to decide.
+
+    :raises SettingError: the file cannot be read, or the token is not printable ASCII (it
+        travels in an HTTP header).
+    """
+    if token_file is not None:
+        try:
+            with open(token_file, encoding="utf-8") as file:
+                token, source = file.read().strip(), "--token-file"
+        except (OSError, UnicodeError) as exc:
+            raise SettingError(f"--token-file: cannot read {token_file!r}: {exc}") from None
+    else:
+        environ = os.environ if environ is None else environ
+        if variable not in environ:
+            return None
+        token, source = environ[variable].strip(), variable
+    if not token.isascii() or not token.isprintable():
+        raise SettingError(f"{source}: a token is printable ASCII (it travels in an HTTP header)")
+    return token, source
 
 
 #: Request fields whose default is a setting: the field's ``default_factory`` -> its setting.

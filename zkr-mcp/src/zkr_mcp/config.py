@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from zkr import settings as zkr_settings
+from zkr.errors import SettingError
 from zkr.settings import Setting
 
 __all__ = [
@@ -118,23 +119,17 @@ def is_loopback(host: str) -> bool:
 
 
 def _token(values: Mapping[str, str], environ: Mapping[str, str]) -> str | None:
-    """The bearer token from ``--token-file`` (surrounding whitespace dropped) or the variable."""
-    path = values.get("token_file")
-    if path is not None:
-        try:
-            with open(path, encoding="utf-8") as file:
-                token = file.read().strip()
-        except (OSError, UnicodeError) as exc:
-            raise SettingsError(f"--token-file: cannot read {path!r}: {exc}") from None
-        source = "--token-file"
-    elif TOKEN_VARIABLE in environ:
-        token, source = environ[TOKEN_VARIABLE].strip(), TOKEN_VARIABLE
-    else:
+    """The bearer token from ``--token-file`` or the variable (the host kit reads it); an empty
+    one is refused: a server that must check a token cannot check against nothing."""
+    try:
+        found = zkr_settings.read_token(values.get("token_file"), TOKEN_VARIABLE, environ)
+    except SettingError as exc:
+        raise SettingsError(str(exc)) from None
+    if found is None:
         return None
+    token, source = found
     if not token:
         raise SettingsError(f"{source} holds no token")
-    if not token.isascii() or not token.isprintable():
-        raise SettingsError(f"{source}: a token is printable ASCII (it travels in an HTTP header)")
     return token
 
 

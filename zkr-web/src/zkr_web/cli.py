@@ -11,12 +11,12 @@ by the time the flag is parsed the token has leaked, and a warning would not tak
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
 from zkr import settings
 from zkr.console import one_line_errors
+from zkr.errors import SettingError
 
 __all__ = ["DEFAULT_PORT", "ServeOptions", "main", "serve"]
 
@@ -44,20 +44,16 @@ class ServeOptions(argparse.Namespace):
 
 
 def read_token(token_file: str | None) -> str | None:
-    """The token of ``--token-file`` (surrounding whitespace dropped), else ``$ZKR_WEB_TOKEN``.
+    """The token of ``--token-file``, else ``$ZKR_WEB_TOKEN`` (the host kit reads either,
+    surrounding whitespace dropped); ``None`` when neither holds one (a random token is made).
 
     :raises ValueError: the file cannot be read or holds no printable ASCII token.
     """
-    if token_file is not None:
-        try:
-            with open(token_file, encoding="utf-8") as file:
-                token = file.read().strip()
-        except (OSError, UnicodeError) as exc:
-            raise ValueError(f"--token-file: cannot read {token_file!r}: {exc}") from None
-        if not token.isascii() or not token.isprintable():
-            raise ValueError("--token-file: the token must be printable ASCII")
-        return token or None
-    return os.environ.get("ZKR_WEB_TOKEN") or None
+    try:
+        found = settings.read_token(token_file, "ZKR_WEB_TOKEN")
+    except SettingError as exc:
+        raise ValueError(str(exc)) from None
+    return None if found is None else found[0] or None
 
 
 def default_db() -> str:
