@@ -284,8 +284,8 @@ def all_issues(db: MemoryDb, scope: tuple[str, str], lane: tuple[str, str], *, f
     tenant, person = scope
     with db.atomic(write=False) as conn:
         config = current_lane(conn, tenant, person, *lane)
-        covered = backlog.backlog_covers(conn, tenant, person, *lane, config)
-        issues = list(backlog.iter_issues(conn, tenant, person, *lane, config, walk_backlog=fast))
+        covered = backlog.backlog_covers(conn, (tenant, person, *lane), config)
+        issues = list(backlog.iter_issues(conn, (tenant, person, *lane), config, walk_backlog=fast))
     return covered, [issue.model_dump(mode="json") for issue in issues]
 
 

@@ -33,6 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from zkr.embeddings._lane_rows import LaneKey
     from zkr.store.database import Database
 
 __all__ = [
@@ -145,15 +146,9 @@ def register_lane(
         )
 
 
-def backlog_covers(
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    model: str,
-    version: str,
-    lane: Config | None,
-) -> bool:
-    """Does the lane's backlog hold every target ``projections`` could list?
+def backlog_covers(conn: sqlite3.Connection, lane_key: LaneKey, lane: Config | None) -> bool:
+    """Does the backlog of the lane (*lane_key*: tenant, person, model, version) hold every target
+    ``projections`` could list?
 
     True when the lane is registered and its certificates share one configuration that is the
     lane's: then a candidate outside the backlog has a certificate at its current revision, on the
@@ -165,7 +160,7 @@ def backlog_covers(
     registered = conn.execute(
         "SELECT 1 FROM projection_lanes WHERE tenant_id = ? AND person_id = ? AND model = ?"
         " AND version = ?",
-        (tenant_id, person_id, model, version),
+        lane_key,
     ).fetchone()
     if registered is None:
         return False
@@ -174,7 +169,7 @@ def backlog_covers(
             "SELECT dimension, normalization, distance FROM embedding_checks"
             " WHERE tenant_id = ? AND person_id = ? AND model = ? AND version = ?"
             f" ORDER BY dimension {order}, normalization {order}, distance {order} LIMIT 1",
-            (tenant_id, person_id, model, version),
+            lane_key,
         ).fetchone()
         for order in ("ASC", "DESC")
     ]
@@ -188,33 +183,24 @@ def backlog_covers(
 
 def iter_issues(
     conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    model: str,
-    version: str,
+    lane_key: LaneKey,
     lane: Config | None,
     after: Target | None = None,
     *,
     walk_backlog: bool = True,
 ) -> Generator[m.ProjectionIssue, None, None]:
-    """Every stale or missing projection of the scope, in (kind, id) order, lazily.
+    """Every stale or missing projection of the lane (*lane_key*: tenant, person, model,
+    version) in (kind, id) order, lazily.
 
     *after* resumes strictly after that target (``rebuild`` pages with it). The lane's backlog
     drives the walk where it covers the lane; ``walk_backlog=False`` scans every target instead
     (the same answer: the tests compare both).
     """
     checks = _checks(conn)
-    backlog = (
-        walk_backlog
-        and checks == "embedding_checks"
-        and backlog_covers(conn, tenant_id, person_id, model, version, lane)
+    backlog = walk_backlog and checks == "embedding_checks" and backlog_covers(conn, lane_key, lane)
+    params: dict[str, Any] = dict(
+        zip(("tenant", "person", "model", "version"), lane_key, strict=True)
     )
-    params: dict[str, Any] = {
-        "model": model,
-        "version": version,
-        "tenant": tenant_id,
-        "person": person_id,
-    }
     if lane is not None:
         params.update(dimension=lane[0], normalization=lane[1], distance=lane[2])
     for kind in _KIND_ORDER:
@@ -226,20 +212,15 @@ def iter_issues(
             if kind == "claim":
                 text = claim_text(text, predicate, value)
             current = ProjectionText(kind, target_id, text, revision)
-            issue = _issue_for(conn, tenant_id, person_id, model, version, lane, current)
+            issue = _issue_for(conn, lane_key, lane, current)
             if issue is not None:
                 yield issue
 
 
 def _issue_for(
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    model: str,
-    version: str,
-    lane: Config | None,
-    current: ProjectionText,
+    conn: sqlite3.Connection, lane_key: LaneKey, lane: Config | None, current: ProjectionText
 ) -> m.ProjectionIssue | None:
+    tenant_id, person_id, model, version = lane_key
     stored = _stored_row(conn, tenant_id, person_id, (current.kind, current.id), model, version)
     if stored is None:
         state = m.ProjectionState.missing
@@ -287,7 +268,7 @@ def projections(db: Database, request: m.ProjectionsRequest) -> list[m.Projectio
     tenant_id, person_id = request.tenant_id, request.person_id
     with db.atomic(write=False) as conn:
         lane = current_lane(conn, tenant_id, person_id, request.model, request.version)
-        issues = iter_issues(conn, tenant_id, person_id, request.model, request.version, lane)
+        issues = iter_issues(conn, (tenant_id, person_id, request.model, request.version), lane)
         try:
             collected, _bytes = _page(issues, limit)
         finally:

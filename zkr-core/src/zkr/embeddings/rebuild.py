@@ -76,12 +76,8 @@ def _lane_issues(
 ) -> Iterator[Iterator[m.ProjectionIssue]]:
     """The lane's work after *after*, in (kind, id) order, read in one read transaction."""
     with db.atomic(write=False) as conn:
-        lane = current_lane(
-            conn, request.tenant_id, request.person_id, request.model, request.version
-        )
-        issues = iter_issues(
-            conn, request.tenant_id, request.person_id, request.model, request.version, lane, after
-        )
+        lane_key = (request.tenant_id, request.person_id, request.model, request.version)
+        issues = iter_issues(conn, lane_key, current_lane(conn, *lane_key), after)
         try:
             yield issues
         finally:
