@@ -23,6 +23,11 @@ replica's ``apply`` and another process's writes are covered exactly like zkr's 
 
 from __future__ import annotations
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["EMBEDDING_TRACKING"]
 
 _TICK = "(SELECT COALESCE(MAX(tick), 0) + 1 FROM embedding_dirty)"
@@ -147,6 +152,20 @@ def _claim_marks(row: str) -> list[str]:
     ]
 
 
+def _marks(kind: str, *rows: str) -> list[str]:
+    """Tick the target of *kind* at each of *rows* (``OLD``/``NEW``), then the targets whose
+    mapping follows it: a source's evidence, an evidence's source, a claim's evidence and their
+    sources."""
+    related: dict[str, Callable[[str], list[str]]] = {
+        "source": lambda row: [_mark_select("evidence", _evidence_of_source(row))],
+        "evidence": lambda row: [_mark_select("source", _source_of_evidence(row))],
+        "claim": _claim_marks,
+    }
+    return [_mark(kind, row) for row in rows] + [
+        statement for row in rows for statement in related[kind](row)
+    ]
+
+
 def _source_statements(row: str, *, gone: bool = False) -> list[str]:
     """Backlog entries of a source and of its evidence (whose candidacy follows the source)."""
     statements = [
@@ -208,12 +227,7 @@ def _target_triggers() -> str:
             "sources",
             _source_statements("OLD", gone=True)
             + _source_statements("NEW")
-            + [
-                _mark("source", "OLD"),
-                _mark("source", "NEW"),
-                _mark_select("evidence", _evidence_of_source("OLD")),
-                _mark_select("evidence", _evidence_of_source("NEW")),
-            ],
+            + _marks("source", "OLD", "NEW"),
         )
     )
     out.append(
@@ -224,8 +238,7 @@ def _target_triggers() -> str:
             [
                 *_source_statements("OLD", gone=True),
                 _void("source", "OLD"),
-                _mark("source", "OLD"),
-                _mark_select("evidence", _evidence_of_source("OLD")),
+                *_marks("source", "OLD"),
             ],
         )
     )
@@ -235,11 +248,7 @@ def _target_triggers() -> str:
             "tracking_evidence_insert",
             "AFTER INSERT",
             "evidence",
-            [
-                _suspect("evidence", "NEW"),
-                _mark("evidence", "NEW"),
-                _mark_select("source", _source_of_evidence("NEW")),
-            ],
+            [_suspect("evidence", "NEW"), *_marks("evidence", "NEW")],
         )
     )
     out.append(
@@ -250,10 +259,7 @@ def _target_triggers() -> str:
             [
                 _unsuspect("evidence", "OLD"),
                 _suspect("evidence", "NEW"),
-                _mark("evidence", "OLD"),
-                _mark("evidence", "NEW"),
-                _mark_select("source", _source_of_evidence("OLD")),
-                _mark_select("source", _source_of_evidence("NEW")),
+                *_marks("evidence", "OLD", "NEW"),
             ],
         )
     )
@@ -265,8 +271,7 @@ def _target_triggers() -> str:
             [
                 _unsuspect("evidence", "OLD"),
                 _void("evidence", "OLD"),
-                _mark("evidence", "OLD"),
-                _mark_select("source", _source_of_evidence("OLD")),
+                *_marks("evidence", "OLD"),
             ],
         )
     )
@@ -276,11 +281,7 @@ def _target_triggers() -> str:
             "tracking_claim_insert",
             "AFTER INSERT",
             "claims",
-            [
-                _suspect("claim", "NEW"),
-                _mark("claim", "NEW"),
-                *_claim_marks("NEW"),
-            ],
+            [_suspect("claim", "NEW"), *_marks("claim", "NEW")],
         )
     )
     out.append(
@@ -291,10 +292,7 @@ def _target_triggers() -> str:
             [
                 _unsuspect("claim", "OLD"),
                 _suspect("claim", "NEW"),
-                _mark("claim", "OLD"),
-                _mark("claim", "NEW"),
-                *_claim_marks("OLD"),
-                *_claim_marks("NEW"),
+                *_marks("claim", "OLD", "NEW"),
             ],
         )
     )
@@ -306,8 +304,7 @@ def _target_triggers() -> str:
             [
                 _unsuspect("claim", "OLD"),
                 _void("claim", "OLD"),
-                _mark("claim", "OLD"),
-                *_claim_marks("OLD"),
+                *_marks("claim", "OLD"),
             ],
         )
     )
