@@ -107,15 +107,7 @@ def recall_dense_as_of(
     from zkr.embeddings.dense import DenseRanks, row_scores
 
     assert request.query_embedding is not None and request.as_of is not None
-    rows = row_scores(
-        db,
-        conn,
-        request.tenant_id,
-        request.person_id,
-        request.query_embedding,
-        text=request.query,
-        cache=cache,
-    )
+    rows = _for_request(row_scores, db, conn, request, cache)
     params: dict[str, object] = {
         "tenant": request.tenant_id,
         "person": request.person_id,
