@@ -14,7 +14,7 @@ from typing import Any
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.retrieval.chains import assemble_history, cited_evidence, correction_of
+from zkr.retrieval.chains import CORRECTION_COLUMNS, assemble_history, cited_evidence, correction_of
 from zkr.store.record_tables import CLAIM, read_record
 from zkr.store.validation import require_scope
 from zkr_postgres._db import Conn
@@ -52,7 +52,7 @@ SELECT superseded_claim_id FROM zkr.corrections WHERE {_SCOPE} AND claim_id = %(
 ORDER BY recorded_at, superseded_claim_id COLLATE "C" LIMIT 1
 """
 _LATER = f"""
-SELECT claim_id, source_id, evidence_id, valid_at, recorded_at FROM zkr.corrections
+SELECT {", ".join(CORRECTION_COLUMNS)} FROM zkr.corrections
 WHERE {_SCOPE} AND superseded_claim_id = %(id)s
 ORDER BY recorded_at, claim_id COLLATE "C" LIMIT 1
 """

@@ -41,23 +41,21 @@ if TYPE_CHECKING:
 
     from zkr.store.database import Database
 
-__all__ = ["assemble_history", "cited_evidence", "correction_of", "history"]
+__all__ = ["CORRECTION_COLUMNS", "assemble_history", "cited_evidence", "correction_of", "history"]
+
+#: The ``corrections`` columns of the correction that superseded a version, in the order
+#: :func:`correction_of` reads them: the names of :class:`~zkr.models.HistoryCorrection`'s fields
+#: (zkr-postgres selects them too).
+CORRECTION_COLUMNS = ("claim_id", "source_id", "evidence_id", "valid_at", "recorded_at")
 
 
 def correction_of(claim_id: str, row: Sequence[Any] | None) -> m.HistoryCorrection | None:
-    """The correction that superseded *claim_id*, from its values (new claim, source, evidence,
-    valid at, recorded at), or ``None`` without one (zkr-postgres builds it too)."""
+    """The correction that superseded *claim_id*, from its :data:`CORRECTION_COLUMNS` values,
+    or ``None`` without one (zkr-postgres builds it too)."""
     if row is None:
         return None
-    new_claim, source_id, evidence_id, valid_at, recorded_at = row
-    return m.HistoryCorrection(
-        superseded_claim_id=claim_id,
-        claim_id=new_claim,
-        source_id=source_id,
-        evidence_id=evidence_id,
-        valid_at=valid_at,
-        recorded_at=recorded_at,
-    )
+    values = dict(zip(CORRECTION_COLUMNS, row, strict=True))
+    return m.HistoryCorrection(superseded_claim_id=claim_id, **values)
 
 
 def cited_evidence(values: Sequence[Any]) -> m.HistoryEvidence:
@@ -209,6 +207,13 @@ def _chain(conn: sqlite3.Connection, scope: tuple[str, str], claim_id: str, then
             raise _too_large()
 
 
+# The correction that superseded a version by *then* (the first one recorded).
+_CORRECTED_BY = (
+    f"SELECT {', '.join(CORRECTION_COLUMNS)} FROM corrections"
+    " WHERE tenant_id = ? AND person_id = ? AND superseded_claim_id = ? AND recorded_at <= ?"
+    " ORDER BY recorded_at, claim_id LIMIT 1"
+)
+
 # A version with, per linked evidence, whether it is the claim's origin (created with it).
 _Version = tuple[m.ClaimVersion, dict[str, bool]]
 
@@ -235,12 +240,7 @@ def _version(
         budget.spend(compact_len(cited.model_dump(mode="json", by_alias=True)))
         evidence.append(cited)
         origins[eid] = bool(origin)
-    row = conn.execute(
-        "SELECT claim_id, source_id, evidence_id, valid_at, recorded_at FROM corrections"
-        " WHERE tenant_id = ? AND person_id = ? AND superseded_claim_id = ? AND recorded_at <= ?"
-        " ORDER BY recorded_at, claim_id LIMIT 1",
-        (*scope, claim_id, then),
-    ).fetchone()
+    row = conn.execute(_CORRECTED_BY, (*scope, claim_id, then)).fetchone()
     version = m.ClaimVersion(
         claim=body,
         erased_at=None if erased is None else erased[0],
