@@ -16,6 +16,7 @@ from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._recall_query import recall_concepts, recall_match
 from zkr.retrieval._recall_tuning import DEFAULT_TUNING, RecallTuning
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
+from zkr.store.schema import SUPPORTED_CLAIMS
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
 TYPE_CHECKING = False
@@ -251,12 +252,7 @@ def _successors(
 # Captures (of *ids*) whose live evidence supports a claim recorded after R: their statement
 # column holds words nobody had said at R.
 _LATER_STATEMENTS = f"""
-SELECT DISTINCT e.source_id FROM evidence AS e
-CROSS JOIN claim_evidence AS ce
-  ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
- AND ce.relation = {_SUPPORTS}
-CROSS JOIN claims AS c
-  ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+SELECT DISTINCT e.source_id FROM {SUPPORTED_CLAIMS}
 WHERE e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
   AND e.source_id IN (SELECT value FROM json_each(:ids))
   AND c.status != 'retracted' AND c.recorded_from > :recorded_at
@@ -266,12 +262,7 @@ WHERE e.tenant_id = :tenant AND e.person_id = :person AND e.deleted_at IS NULL
 _ROWS_THEN = f"""
 SELECT s.id, s.content, (
   SELECT group_concat(c.subject || ' ' || replace(c.predicate, '_', ' ') || ' ' || c.value, ' ')
-  FROM evidence AS e
-  CROSS JOIN claim_evidence AS ce
-    ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
-   AND ce.relation = {_SUPPORTS}
-  CROSS JOIN claims AS c
-    ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+  FROM {SUPPORTED_CLAIMS}
   WHERE e.source_id = s.id AND e.tenant_id = s.tenant_id AND e.person_id = s.person_id
     AND e.deleted_at IS NULL AND c.status != 'retracted' AND c.recorded_from <= :recorded_at)
 FROM sources AS s WHERE s.id IN (SELECT value FROM json_each(:ids))

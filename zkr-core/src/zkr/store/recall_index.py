@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from zkr.enums import I64_MAX, I64_MIN
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
 from zkr.store.fts_rows import unindex_source
+from zkr.store.schema import SUPPORTED_CLAIMS
 
 __all__ = [
     "AFTER",
@@ -79,12 +80,7 @@ _SOURCE = (
 # terms let the evidence_scope index (tenant, person, source) find the evidence by seek.
 _STATEMENTS = f"""
 SELECT DISTINCT c.id, c.subject, c.predicate, c.value
-FROM evidence AS e
-CROSS JOIN claim_evidence AS ce
-  ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
- AND ce.relation = {_SUPPORTS}
-CROSS JOIN claims AS c
-  ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id
+FROM {SUPPORTED_CLAIMS}
 WHERE e.tenant_id = ? AND e.person_id = ? AND e.source_id = ? AND e.deleted_at IS NULL
   AND c.status != 'retracted'
 ORDER BY c.id
