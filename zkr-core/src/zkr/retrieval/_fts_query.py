@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 
 from zkr.retrieval._alphabetic_marks import OTHER_ALPHABETIC_RANGES
+from zkr.retrieval._distinct import extend_distinct
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
 TYPE_CHECKING = False
@@ -105,14 +106,7 @@ def _alphanumeric_runs(query: str) -> Iterator[str]:
 
 def _unique_terms(runs: Iterator[str]) -> list[str]:
     terms: list[str] = []
-    seen: set[str] = set()
-    for term in runs:
-        folded = term.lower()
-        if folded not in seen:
-            seen.add(folded)
-            terms.append(term)
-            if len(terms) == MAX_TOKEN_TERMS:
-                break
+    extend_distinct(terms, runs, set(), MAX_TOKEN_TERMS, key=str.lower)
     return terms
 
 

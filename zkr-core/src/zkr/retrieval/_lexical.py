@@ -23,6 +23,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 
 from zkr.retrieval._bounds import phrase_is_worth_running, scope_has_live_source
+from zkr.retrieval._distinct import extend_distinct
 from zkr.retrieval._fts_query import build_queries
 from zkr.retrieval._fusion import Target
 from zkr.store.believed import visible_claim
@@ -437,21 +438,11 @@ def lexical_ranking(
         if phrase_is_worth_running(conn, query, tenant_id, person_id)
         else iter(())
     )
-    for target in phrase_rows:
-        if target not in seen:
-            seen.add(target)
-            ranking.append(target)
-            if len(ranking) == wanted:
-                return ranking
-    if queries.tokens is None:
+    if extend_distinct(ranking, phrase_rows, seen, wanted) or queries.tokens is None:
         return ranking
     still_wanted = wanted - len(ranking)
-    for target in matching_rows(
+    token_rows = matching_rows(
         conn, queries.tokens, tenant_id, person_id, as_of, candidate_limit, still_wanted, paging
-    ):
-        if target not in seen:
-            seen.add(target)
-            ranking.append(target)
-            if len(ranking) == wanted:
-                break
+    )
+    extend_distinct(ranking, token_rows, seen, wanted)
     return ranking
