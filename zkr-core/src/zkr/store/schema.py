@@ -20,7 +20,6 @@ import sqlite3
 __all__ = [
     "CONTRACT_SCHEMA_VERSION",
     "SCHEMA_VERSION",
-    "SUPPORTED_CLAIMS",
     "create_current_schema",
     "has_table",
 ]
@@ -80,16 +79,6 @@ CREATE TABLE memory_export_events(commit_sequence INTEGER NOT NULL
   REFERENCES memory_commits(sequence) ON DELETE CASCADE, event_index INTEGER NOT NULL,
   payload TEXT NOT NULL CHECK(json_valid(payload)), PRIMARY KEY(commit_sequence, event_index));
 """
-
-#: From a capture's evidence (alias ``e``) through its ``supports`` links (``ce``) to the claims
-#: they support (``c``), each step kept in the evidence's scope; CROSS JOIN fixes that order. A
-#: ``FROM`` clause for the statements of a capture (the recall index's and a search's as of R).
-SUPPORTED_CLAIMS = """evidence AS e
-CROSS JOIN claim_evidence AS ce
-  ON ce.evidence_id = e.id AND ce.tenant_id = e.tenant_id AND ce.person_id = e.person_id
- AND ce.relation = '"supports"'
-CROSS JOIN claims AS c
-  ON c.id = ce.claim_id AND c.tenant_id = e.tenant_id AND c.person_id = e.person_id"""
 
 CONTRACT_INDEXES = """
 CREATE INDEX IF NOT EXISTS sources_scope ON sources(tenant_id, person_id, id);

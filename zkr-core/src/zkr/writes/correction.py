@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
+from zkr.store.claims import accepted_claim
 from zkr.store.commits import append_commit
 from zkr.store.recall_index import index_capture
 from zkr.store.records import (
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 __all__ = ["correct"]
 
 _CLAIM_KINDS = frozenset(kind.value for kind in m.ClaimKind)
+#: What a correction reads of the claim it supersedes.
+_CORRECTED_COLUMNS = "subject, predicate, kind, valid_from, recorded_from"
 
 
 def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
@@ -66,11 +69,7 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
                 (tenant, person, request.claim_id),
             )
         ]
-        old = conn.execute(
-            "SELECT subject, predicate, kind, valid_from, recorded_from FROM claims"
-            " WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
-            (request.claim_id, tenant, person),
-        ).fetchone()
+        old = accepted_claim(conn, request.claim_id, tenant, person, _CORRECTED_COLUMNS)
         if old is None:
             raise NotFound()
         subject, predicate, kind, valid_from, recorded_from = old

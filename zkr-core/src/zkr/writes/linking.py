@@ -6,6 +6,7 @@ import json
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
+from zkr.store.claims import accepted_claim
 from zkr.store.commits import append_commit
 from zkr.store.recall_index import refresh_evidence_sources
 from zkr.store.records import claim_evidence_record
@@ -44,11 +45,7 @@ def link(db: Database, request: m.LinkRequest) -> m.OkResult:
     tenant, person = request.tenant_id, request.person_id
     relation = json.dumps(request.relation.value)
     with db.atomic() as conn:
-        claim = conn.execute(
-            "SELECT recorded_from FROM claims WHERE id = ? AND tenant_id = ? AND person_id = ?"
-            " AND status = 'accepted'",
-            (request.claim_id, tenant, person),
-        ).fetchone()
+        claim = accepted_claim(conn, request.claim_id, tenant, person, "recorded_from")
         evidence = conn.execute(
             "SELECT recorded_at FROM evidence WHERE id = ? AND tenant_id = ? AND person_id = ?"
             " AND deleted_at IS NULL",

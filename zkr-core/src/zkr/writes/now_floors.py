@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from zkr.store.claims import accepted_claim
+
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
@@ -33,11 +35,7 @@ def correction_now_floor(db: Database, payload: dict[str, Any]) -> dict[str, int
     if named is None:
         return {}
     with db.atomic(write=False) as conn:
-        row = conn.execute(
-            "SELECT valid_from, recorded_from FROM claims "
-            "WHERE id = ? AND tenant_id = ? AND person_id = ? AND status = 'accepted'",
-            named,
-        ).fetchone()
+        row = accepted_claim(conn, *named, "valid_from, recorded_from")
     if row is None:
         return {}
     return {"valid_at": int(row[0]) + 1, "recorded_at": int(row[1]) + 1}

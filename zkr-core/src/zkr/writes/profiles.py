@@ -13,6 +13,7 @@ from zkr import models as m
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound
 from zkr.jsonio import compact_len, ordered_dumps
 from zkr.store.believed import corrected_after
+from zkr.store.claims import accepted_claim
 from zkr.store.commits import append_commit
 from zkr.store.records import daily_review_record, profile_record
 from zkr.store.validation import new_id, require_scope, require_text
@@ -31,6 +32,8 @@ __all__ = ["MAX_READ_PAGE_BYTES", "check_read_page", "profile", "profiles", "rev
 #: Byte budget of one ``profiles``/``reviews`` answer (its compact JSON array).
 MAX_READ_PAGE_BYTES = 1_000_000
 
+#: Only a live profile fact (open in valid and recorded time) is projected as a profile entry.
+_LIVE_FACT = " AND kind = 'profile_fact' AND valid_until IS NULL AND recorded_until IS NULL"
 _PROFILE_COLUMNS = "p.id, p.tenant_id, p.person_id, p.key, p.value, p.stability, p.claim_id,"
 _PROFILE_COLUMNS += " p.recorded_at"
 
@@ -69,12 +72,8 @@ def profile(db: Database, request: m.ProfileRequest) -> m.ProfileEntry:
     tenant, person = request.tenant_id, request.person_id
     stability = json.dumps(request.stability.value)
     with db.atomic() as conn:
-        claim = conn.execute(
-            "SELECT predicate, value, recorded_from FROM claims WHERE id = ? AND tenant_id = ?"
-            " AND person_id = ? AND kind = 'profile_fact' AND status = 'accepted'"
-            " AND valid_until IS NULL AND recorded_until IS NULL",
-            (request.claim_id, tenant, person),
-        ).fetchone()
+        fact = "predicate, value, recorded_from"
+        claim = accepted_claim(conn, request.claim_id, tenant, person, fact, also=_LIVE_FACT)
         if claim is None:
             raise NotFound()
         key, value, recorded_from = claim
