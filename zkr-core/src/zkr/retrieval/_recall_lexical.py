@@ -16,7 +16,7 @@ from zkr.retrieval._lexical import _resolve
 from zkr.retrieval._recall_query import recall_concepts, recall_match
 from zkr.retrieval._recall_tuning import DEFAULT_TUNING, RecallTuning
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
-from zkr.store.claims import SUPPORTED_CLAIMS
+from zkr.store.live_rows import SUPPORTED_CLAIMS
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
 TYPE_CHECKING = False

@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from zkr.enums import I64_MAX, I64_MIN
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
-from zkr.store.claims import SUPPORTED_CLAIMS
 from zkr.store.fts_rows import unindex_source
+from zkr.store.live_rows import SUPPORTED_CLAIMS
 
 __all__ = [
     "AFTER",

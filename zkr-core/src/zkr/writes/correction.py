@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from zkr import models as m
 from zkr.errors import InvalidRequest, NotFound
-from zkr.store.claims import accepted_claim
 from zkr.store.commits import append_commit
+from zkr.store.live_rows import accepted_claim
 from zkr.store.recall_index import index_capture
 from zkr.store.records import (
     ExportRecord,

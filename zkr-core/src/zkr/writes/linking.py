@@ -6,8 +6,8 @@ import json
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
-from zkr.store.claims import accepted_claim
 from zkr.store.commits import append_commit
+from zkr.store.live_rows import accepted_claim, live_evidence
 from zkr.store.recall_index import refresh_evidence_sources
 from zkr.store.records import claim_evidence_record
 from zkr.store.validation import require_scope, require_text
@@ -46,11 +46,7 @@ def link(db: Database, request: m.LinkRequest) -> m.OkResult:
     relation = json.dumps(request.relation.value)
     with db.atomic() as conn:
         claim = accepted_claim(conn, request.claim_id, tenant, person, "recorded_from")
-        evidence = conn.execute(
-            "SELECT recorded_at FROM evidence WHERE id = ? AND tenant_id = ? AND person_id = ?"
-            " AND deleted_at IS NULL",
-            (request.evidence_id, tenant, person),
-        ).fetchone()
+        evidence = live_evidence(conn, request.evidence_id, tenant, person, "recorded_at")
         if claim is None or evidence is None:
             raise NotFound()
         existing = conn.execute(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from zkr.store.claims import accepted_claim
+from zkr.store.live_rows import accepted_claim
 
 if TYPE_CHECKING:
     from zkr.store.database import Database

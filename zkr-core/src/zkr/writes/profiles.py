@@ -13,8 +13,8 @@ from zkr import models as m
 from zkr.errors import InvalidRequest, LimitExceeded, NotFound
 from zkr.jsonio import compact_len, ordered_dumps
 from zkr.store.believed import corrected_after
-from zkr.store.claims import accepted_claim
 from zkr.store.commits import append_commit
+from zkr.store.live_rows import accepted_claim, live_evidence
 from zkr.store.records import daily_review_record, profile_record
 from zkr.store.validation import new_id, require_scope, require_text
 
@@ -218,12 +218,7 @@ def review(db: Database, request: m.ReviewRequest) -> m.ReviewResult:
     tenant, person = request.tenant_id, request.person_id
     with db.atomic() as conn:
         for evidence_id in request.evidence_ids:
-            live = conn.execute(
-                "SELECT 1 FROM evidence WHERE id = ? AND tenant_id = ? AND person_id = ?"
-                " AND deleted_at IS NULL",
-                (evidence_id, tenant, person),
-            ).fetchone()
-            if live is None:
+            if live_evidence(conn, evidence_id, tenant, person, "1") is None:
                 raise InvalidRequest(f"evidence {evidence_id} is unavailable")
         review_id = new_id()
         conn.execute(

@@ -1,6 +1,7 @@
-"""Reading claims: a scope's accepted claim by id (the one lookup that ``link``, ``correct``,
-``profile`` and the earliest time a correction may take each start from; any other scope's claim
-is missing), and the join from a capture's evidence to the claims it supports."""
+"""A scope's live rows by id, asked alike by the writes: the accepted claim that ``link``,
+``correct``, ``profile`` and the earliest time of a correction start from, the live evidence that
+``link`` and ``review`` cite (any other scope's row is missing); and the join from a capture's
+live evidence to the claims it supports."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ if TYPE_CHECKING:
     import sqlite3
     from typing import Any
 
-__all__ = ["SUPPORTED_CLAIMS", "accepted_claim"]
+__all__ = ["SUPPORTED_CLAIMS", "accepted_claim", "live_evidence"]
 
 #: From a capture's evidence (alias ``e``) through its ``supports`` links (``ce``) to the claims
 #: they support (``c``), each step kept in the evidence's scope; CROSS JOIN fixes that order. A
@@ -38,4 +39,16 @@ def accepted_claim(
         f"SELECT {columns} FROM claims WHERE id = ? AND tenant_id = ? AND person_id = ?"
         f" AND status = 'accepted'{also}",
         (claim_id, tenant_id, person_id),
+    ).fetchone()
+
+
+def live_evidence(
+    conn: sqlite3.Connection, evidence_id: str, tenant_id: str, person_id: str, columns: str
+) -> Any:
+    """The *columns* (SQL) of the live (not deleted) evidence *evidence_id* of the scope, or
+    ``None``."""
+    return conn.execute(
+        f"SELECT {columns} FROM evidence WHERE id = ? AND tenant_id = ? AND person_id = ?"
+        " AND deleted_at IS NULL",
+        (evidence_id, tenant_id, person_id),
     ).fetchone()
