@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasPath, BaseModel, ConfigDict, Field, field_validator
 
 from tests.integration.test_fuzz import SCOPE, encode, requests_for
 from zkr import models as m
@@ -111,9 +111,11 @@ def test_valid_requests_take_the_fast_path(request_body: dict[str, Any]) -> None
         '{"tenant_id":"t","person_id":"p","query":1}',
         '{"tenant_id":"t","person_id":"p","query":"q","as_of":{"valid_at":1}}',
         '{"tenant_id":"t","person_id":"p","query":"q","as_of":[]}',
-        # a vector is not described (opaque): pydantic decides even when it is valid
+        # a vector element that is a boolean, or an integer a float may not hold exactly
         '{"tenant_id":"t","person_id":"p","query":"q",'
-        '"query_embedding":{"model":"m","version":"1","vector":[1.0]}}',
+        '"query_embedding":{"model":"m","version":"1","vector":[true]}}',
+        '{"tenant_id":"t","person_id":"p","query":"q",'
+        '"query_embedding":{"model":"m","version":"1","vector":[9007199254740993]}}',
         "[]",
     ],
 )
@@ -129,6 +131,14 @@ class _Odd(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     aliased: str = Field(alias="other", strict=True)
+
+
+class _ByName(_Odd):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class _Path(BaseModel):
+    aliased: str = Field(validation_alias=AliasPath("outer", "inner"), strict=True)
 
 
 class _Checked(BaseModel):
@@ -153,8 +163,11 @@ def _describe(model: type[BaseModel]) -> Any:
 
 
 def test_the_generator_describes_only_what_it_can_decide_exactly() -> None:
-    # An alias (the key is not the field's name): the whole model is left to pydantic.
-    assert _describe(_Odd) is None
+    # An alias is the key; the name too only where the model populates by name.
+    assert _describe(_Odd) == {"forbid": False, "fields": [{"key": "other", "type": ["str"]}]}
+    assert _describe(_ByName)["fields"] == [{"key": "other", "name": "aliased", "type": ["str"]}]
+    # An alias path (a key inside a key): the whole model is left to pydantic.
+    assert _describe(_Path) is None
     shape = _describe(_Checked)
     types = {field["key"]: field["type"] for field in shape["fields"]}
     # A length limit, a lax int, an enum outside zkr.enums, a validator: all opaque.

@@ -17,21 +17,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
+from zkr import models as m
 from zkr.errors import ExportError
 from zkr.feed.export import EXPORT_FORMAT
 from zkr.store.commits import scope_of, serialize_record
-from zkr.store.known_fields import RECORD_MODELS
+from zkr.store.record_kinds import RECORD_MODEL_NAMES
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 
+# typing's TYPE_CHECKING without importing typing (nor dataclasses, nor pydantic): a one-shot
+# ``apply`` runs this on light classes (zkr.fastpath; issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zkr import models as m
+    from typing import Any, NamedTuple
+
+    from pydantic import BaseModel
+
     from zkr.store.records import ExportRecord
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = ["FeedPosition", "Held", "PageEvent", "check_header", "page_events", "parse_record"]
 
@@ -44,8 +49,7 @@ class Held(Enum):
     NEW = "new"  #: the next event: stage it
 
 
-@dataclass(frozen=True)
-class PageEvent:
+class PageEvent(NamedTuple):
     """One event of a page: its place in the upstream feed and its decoded record."""
 
     sequence: int
@@ -65,16 +69,45 @@ class PageEvent:
         return serialize_record((self.kind, self.record))
 
 
-@dataclass
 class FeedPosition:
     """What a replica holds of one (scope, upstream): applied commits and one staged commit."""
 
-    applied_commit: int
-    applied_event_count: int
-    staged_commit: int | None = None
-    staged_recorded_at: int = 0
-    staged_event_count: int = 0
-    staged_events: int = 0
+    __slots__ = (
+        "applied_commit",
+        "applied_event_count",
+        "staged_commit",
+        "staged_event_count",
+        "staged_events",
+        "staged_recorded_at",
+    )
+
+    def __init__(
+        self,
+        applied_commit: int,
+        applied_event_count: int,
+        staged_commit: int | None = None,
+        staged_recorded_at: int = 0,
+        staged_event_count: int = 0,
+        staged_events: int = 0,
+    ) -> None:
+        self.applied_commit = applied_commit
+        self.applied_event_count = applied_event_count
+        self.staged_commit = staged_commit
+        self.staged_recorded_at = staged_recorded_at
+        self.staged_event_count = staged_event_count
+        self.staged_events = staged_events
+
+    def _values(self) -> tuple[int | None, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"FeedPosition({inner})"
 
     @classmethod
     def from_rows(
@@ -169,12 +202,17 @@ def parse_record(raw: Any) -> ExportRecord:
     :raises ExportError: an unknown kind, or a record its model refuses.
     """
     kind = raw.get("kind") if isinstance(raw, dict) else None
-    model = RECORD_MODELS.get(kind) if isinstance(kind, str) else None
-    if model is None:
+    name = RECORD_MODEL_NAMES.get(kind) if isinstance(kind, str) else None
+    if name is None:
         raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
     try:
-        body = model.model_validate(raw.get("record"))
-    except ValidationError as exc:
+        # On light classes (a one-shot apply) the fast checker validated every record already.
+        body = getattr(m, name).model_validate(raw.get("record"))
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         raise ExportError(f"export {kind} record is malformed: {exc.errors()[0]['msg']}") from None
     assert isinstance(kind, str)
     return kind, body
