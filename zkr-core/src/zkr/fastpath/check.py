@@ -25,6 +25,7 @@ from zkr.jsonio import has_lone_surrogate
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = ["accept", "fast_operation", "load_shapes"]
@@ -63,27 +64,29 @@ def _model(shapes: dict[str, Any], name: str, value: Any) -> Any:
         raise _Decline
     if shape["forbid"] and any(key not in keys for key in value):
         raise _Decline
-    values: dict[str, Any] = {}
-    for field in shape["fields"]:
-        key = field["key"]
-        by_name = field.get("name")
-        if by_name is not None and by_name in value:
-            if key in value:
-                raise _Decline  # both the alias and the name: pydantic picks; let it
-            values[key] = _value(shapes, field["type"], value[by_name])
-        elif key in value:
-            values[key] = _value(shapes, field["type"], value[key])
-        elif "default" in field:
-            values[key] = _value(shapes, field["type"], field["default"])
-        elif "default_setting" in field:
-            values[key] = _value(shapes, field["type"], _setting(field["default_setting"]))
-        elif "default_factory" in field:
-            values[key] = []
-        else:
-            raise _Decline  # missing: pydantic words the error
+    values = {field["key"]: _field(shapes, field, value) for field in shape["fields"]}
     from zkr.fastpath.light import light_models
 
     return getattr(light_models(), name)(**values)
+
+
+def _field(shapes: dict[str, Any], field: dict[str, Any], value: dict[str, Any]) -> Any:
+    """One field's value: given (by its key, or by its name where the model allows it), or its
+    default."""
+    key, by_name = field["key"], field.get("name")
+    if by_name is not None and by_name in value:
+        if key in value:
+            raise _Decline  # both the alias and the name: pydantic picks; let it
+        return _value(shapes, field["type"], value[by_name])
+    if key in value:
+        return _value(shapes, field["type"], value[key])
+    if "default" in field:
+        return _value(shapes, field["type"], field["default"])
+    if "default_setting" in field:
+        return _value(shapes, field["type"], _setting(field["default_setting"]))
+    if "default_factory" in field:
+        return []
+    raise _Decline  # missing: pydantic words the error
 
 
 def _setting(name: str) -> str:
@@ -95,31 +98,47 @@ def _setting(name: str) -> str:
 
 
 def _value(shapes: dict[str, Any], spec: list[Any], value: Any) -> Any:
-    kind = spec[0]
-    if kind == "nullable":
-        return None if value is None else _value(shapes, spec[1], value)
-    if kind == "model":
-        return _model(shapes, spec[1], value)
-    if kind == "list" and type(value) is list:
-        return [_value(shapes, spec[1], item) for item in value]
-    if kind == "enum" and type(value) is str:
-        return _member(spec[1], value)
-    if kind == "str" and type(value) is str and not has_lone_surrogate(value):
-        return value
-    if kind == "int" and type(value) is int and spec[1] <= value <= spec[2]:
-        return value
-    if kind == "float":
-        return _float(value)
-    if kind == "bool" and type(value) is bool:
-        return value
-    if kind == "dict" and isinstance(value, dict) and not getattr(value, "duplicates", ()):
-        return {_key(key): _value(shapes, spec[1], item) for key, item in value.items()}
-    if kind == "record":
-        return _record(shapes, value)
-    raise _Decline
+    check = _KINDS.get(spec[0])
+    if check is None:
+        raise _Decline  # opaque: pydantic decides
+    return check(shapes, spec, value)
 
 
-def _float(value: Any) -> float:
+def _nullable(shapes: dict[str, Any], spec: list[Any], value: Any) -> Any:
+    return None if value is None else _value(shapes, spec[1], value)
+
+
+def _list(shapes: dict[str, Any], spec: list[Any], value: Any) -> list[Any]:
+    if type(value) is not list:
+        raise _Decline
+    return [_value(shapes, spec[1], item) for item in value]
+
+
+def _map(shapes: dict[str, Any], spec: list[Any], value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or getattr(value, "duplicates", None):
+        raise _Decline
+    return {_key(key): _value(shapes, spec[1], item) for key, item in value.items()}
+
+
+def _key(key: Any) -> str:
+    if type(key) is not str or has_lone_surrogate(key):
+        raise _Decline
+    return key
+
+
+def _str(shapes: dict[str, Any], spec: list[Any], value: Any) -> str:
+    if type(value) is not str or has_lone_surrogate(value):
+        raise _Decline
+    return value
+
+
+def _int(shapes: dict[str, Any], spec: list[Any], value: Any) -> int:
+    if type(value) is not int or not spec[1] <= value <= spec[2]:
+        raise _Decline
+    return value
+
+
+def _float(shapes: dict[str, Any], spec: list[Any], value: Any) -> float:
     """A strict float as pydantic holds it: a float, or an integer (not a bool) as a float; only
     integers a float holds exactly (an exact conversion cannot differ)."""
     if type(value) is float:
@@ -129,16 +148,29 @@ def _float(value: Any) -> float:
     raise _Decline
 
 
-def _key(key: Any) -> str:
-    if type(key) is not str or has_lone_surrogate(key):
+def _bool(shapes: dict[str, Any], spec: list[Any], value: Any) -> bool:
+    if type(value) is not bool:
         raise _Decline
-    return key
+    return value
 
 
-def _record(shapes: dict[str, Any], envelope: Any) -> Any:
+def _enum(shapes: dict[str, Any], spec: list[Any], value: Any) -> Any:
+    if type(value) is not str:
+        raise _Decline
+    try:
+        return getattr(enums, spec[1])(value)
+    except ValueError:
+        raise _Decline from None
+
+
+def _nested(shapes: dict[str, Any], spec: list[Any], value: Any) -> Any:
+    return _model(shapes, spec[1], value)
+
+
+def _record(shapes: dict[str, Any], spec: list[Any], envelope: Any) -> Any:
     """An export record ``{"kind", "record"}``, unchanged, once its body is certainly what its
     kind's model accepts (``apply`` reads it with that model: light classes do not check)."""
-    if not isinstance(envelope, dict) or getattr(envelope, "duplicates", ()):
+    if not isinstance(envelope, dict) or getattr(envelope, "duplicates", None):
         raise _Decline
     kind = envelope.get("kind")
     name = shapes["records"].get(kind) if type(kind) is str else None
@@ -148,8 +180,16 @@ def _record(shapes: dict[str, Any], envelope: Any) -> Any:
     return envelope
 
 
-def _member(enum_name: str, value: str) -> Any:
-    try:
-        return getattr(enums, enum_name)(value)
-    except ValueError:
-        raise _Decline from None
+#: The checker of each kind of the description (``["opaque"]`` has none: declined).
+_KINDS: dict[str, Callable[[dict[str, Any], list[Any], Any], Any]] = {
+    "nullable": _nullable,
+    "model": _nested,
+    "list": _list,
+    "dict": _map,
+    "enum": _enum,
+    "str": _str,
+    "int": _int,
+    "float": _float,
+    "bool": _bool,
+    "record": _record,
+}

@@ -62,11 +62,8 @@ def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
     extra = set(node) - _NEUTRAL
     if kind in ("str", "int", "float", "bool"):
         return _scalar(node, extra)
-    if kind == "enum" and extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
-        cls: Any = node["cls"]
-        enum_name = str(cls.__name__)
-        if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
-            return ["enum", enum_name]
+    if kind == "enum":
+        return _enum(node, extra)
     inner_key = _WRAPPED.get(str(kind))
     if inner_key is not None and extra == {inner_key}:
         inner = _spec(node[inner_key], models)
@@ -75,11 +72,27 @@ def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
         name = _model(node, models)
         return _OPAQUE if name is None else ["model", name]
     if kind == "dict" and extra == {"keys_schema", "values_schema"}:
-        keys = node["keys_schema"]
-        values = _spec(node["values_schema"], models)
-        if keys.get("type") == "str" and set(keys) - _NEUTRAL <= {"strict"} and values != _OPAQUE:
-            # Keys of a decoded JSON object are strings (without lone surrogates: checked).
-            return ["dict", values]
+        return _map(node, models)
+    return _OPAQUE
+
+
+def _enum(node: dict[str, Any], extra: set[str]) -> list[Any]:
+    """A string enumeration of :mod:`zkr.enums`, all of its members; ``["opaque"]`` otherwise."""
+    if extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
+        cls: Any = node["cls"]
+        enum_name = str(cls.__name__)
+        if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
+            return ["enum", enum_name]
+    return _OPAQUE
+
+
+def _map(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
+    """A map with string keys (a decoded JSON object's keys are strings; lone surrogates are
+    checked) and described values; ``["opaque"]`` otherwise."""
+    keys = node["keys_schema"]
+    values = _spec(node["values_schema"], models)
+    if keys.get("type") == "str" and set(keys) - _NEUTRAL <= {"strict"} and values != _OPAQUE:
+        return ["dict", values]
     return _OPAQUE
 
 
@@ -129,20 +142,27 @@ def _default(value: Any) -> Any:
     return ...
 
 
+def _keys(name: str, field: dict[str, Any], by_name: bool) -> dict[str, Any] | None:
+    """A field's key: its alias if it has one (then, with *by_name*, ``populate_by_name``, its
+    name is accepted too), else its name; ``None`` for what the checker cannot follow."""
+    alias = field.get("validation_alias")
+    if set(field) - _NEUTRAL - {"schema", "validation_alias", "serialization_alias"}:
+        return None  # frozen/exclude flags, validators on the field: not ours to decide
+    if alias is None:
+        return {"key": name}
+    if type(alias) is not str or field.get("serialization_alias") != alias:
+        return None  # an alias path or choices, or another key out than in
+    return {"key": alias, "name": name} if by_name else {"key": alias}
+
+
 def _field(
     name: str, field: dict[str, Any], models: dict[str, Any], by_name: bool
 ) -> dict[str, Any] | None:
-    """One field's description; ``None`` when the model cannot be described at all. An alias is
-    the field's key; with *by_name* (``populate_by_name``) its name is accepted too."""
-    alias = field.get("validation_alias")
-    if set(field) - _NEUTRAL - {"schema", "validation_alias", "serialization_alias"} or (
-        alias is not None and (type(alias) is not str or field.get("serialization_alias") != alias)
-    ):
-        return None  # alias paths, frozen/exclude flags, validators on the field: not ours
+    """One field's description; ``None`` when the model cannot be described at all."""
+    described = _keys(name, field, by_name)
+    if described is None:
+        return None
     schema = field["schema"]
-    described: dict[str, Any] = {"key": name if alias is None else alias}
-    if alias is not None and by_name:
-        described["name"] = name
     if schema.get("type") == "default":
         setting = setting_for_factory(schema.get("default_factory"))
         if setting is not None and set(schema) - _NEUTRAL == {
@@ -182,14 +202,12 @@ def _field(
     return described
 
 
-def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
-    """Describe a ``model`` node into *models*; its name, or ``None`` when it cannot be."""
-    name = str(node["cls"].__name__)
-    if name in models:
-        return name if models[name] is not None else None
+def _plain(node: dict[str, Any]) -> bool:
+    """Whether a ``model`` node is fields and nothing else: no custom ``__init__``, root model,
+    computed field, or configuration beyond extra keys, a title and keys by alias (and name)."""
     config = node.get("config", {})
     inner = node.get("schema", {})
-    plain = (
+    return (
         set(node) - _NEUTRAL == {"cls", "config", "custom_init", "root_model", "schema"}
         and node["custom_init"] is False
         and node["root_model"] is False
@@ -201,8 +219,17 @@ def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
         and set(inner) - _NEUTRAL <= {"fields", "model_name", "computed_fields"}
         and not inner.get("computed_fields")
     )
+
+
+def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
+    """Describe a ``model`` node into *models*; its name, or ``None`` when it cannot be."""
+    name = str(node["cls"].__name__)
+    if name in models:
+        return name if models[name] is not None else None
+    config = node.get("config", {})
+    inner = node.get("schema", {})
     models[name] = None  # while describing (and for good, if it cannot be)
-    if not plain:
+    if not _plain(node):
         return None
     fields = []
     by_name = config.get("validate_by_name") is True

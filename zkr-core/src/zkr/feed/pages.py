@@ -30,13 +30,11 @@ from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 # ``apply`` runs this on light classes (zkr.fastpath; issue 27.4).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
+    from typing import Any
 
     from pydantic import BaseModel
 
     from zkr.store.records import ExportRecord
-else:
-    from zkr._named_tuple import NamedTuple
 
 __all__ = ["FeedPosition", "Held", "PageEvent", "check_header", "page_events", "parse_record"]
 
@@ -49,15 +47,39 @@ class Held(Enum):
     NEW = "new"  #: the next event: stage it
 
 
-class PageEvent(NamedTuple):
+class PageEvent:
     """One event of a page: its place in the upstream feed and its decoded record."""
 
-    sequence: int
-    recorded_at: int
-    event_count: int
-    index: int
-    kind: str
-    record: BaseModel
+    __slots__ = ("event_count", "index", "kind", "record", "recorded_at", "sequence")
+
+    def __init__(
+        self,
+        sequence: int,
+        recorded_at: int,
+        event_count: int,
+        index: int,
+        kind: str,
+        record: BaseModel,
+    ) -> None:
+        self.sequence = sequence
+        self.recorded_at = recorded_at
+        self.event_count = event_count
+        self.index = index
+        self.kind = kind
+        self.record = record
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.sequence, self.recorded_at, self.event_count, self.index, self.kind,
+                self.record)  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PageEvent) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "PageEvent(" + ", ".join(map(repr, self._values())) + ")"
 
     @property
     def export_record(self) -> ExportRecord:
@@ -101,7 +123,7 @@ class FeedPosition:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._values() == other._values()  # type: ignore[attr-defined]
+        return isinstance(other, FeedPosition) and self._values() == other._values()
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
 
