@@ -135,6 +135,23 @@ def test_embed_answers_and_writes_alike_and_a_valid_one_never_imports_pydantic(
         assert pydantic is False
 
 
+@pytest.mark.parametrize("vector", ["[1e400, 0]", "[-1e400, 0]", "[Infinity, 0]", "[NaN, 0]"])
+def test_embed_of_numbers_beyond_a_double_answers_alike(
+    vector: str,
+    seeded: tuple[Path, dict[str, Any]],
+    forked: _Forked,
+    zkr_inprocess: Callable[..., Outcome],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    # 1e400 parses as an infinity (finite-checked after); the non-JSON literals are refused.
+    target = {"kind": "source", "id": seeded[1]["t"][5]}
+    body = json.dumps({**SCOPE, "target": target, "embedding": _embedding("VECTOR")})
+    body = body.replace('"VECTOR"', vector)
+    outcome, _ = _both("embed", body.encode(), seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    assert outcome.returncode == 1
+
+
 def test_embed_into_a_lane_of_another_dimension_is_refused_alike(
     seeded: tuple[Path, dict[str, Any]],
     forked: _Forked,
