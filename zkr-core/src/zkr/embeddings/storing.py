@@ -9,11 +9,12 @@ batch in one transaction with the same checks.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
-from typing import TYPE_CHECKING, Any
 
 from zkr import models as m
 from zkr.embeddings.backlog import register_lane
+from zkr.embeddings.float32 import encode_f32, is_unit_f32, to_f32
 from zkr.embeddings.projections import (
     Config,
     Target,
@@ -25,7 +26,12 @@ from zkr.embeddings.projections import (
 from zkr.errors import EmbeddingError
 from zkr.store.validation import is_blank, require_scope
 
+# typing's TYPE_CHECKING without importing typing (nor numpy: the vector is checked and encoded
+# by zkr.embeddings.float32): a one-shot ``embed`` runs this on light classes (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import array
+
     from zkr.store.database import Database
 
 __all__ = [
@@ -41,15 +47,12 @@ class InputChangedError(EmbeddingError):
     """The vector was computed for other text than the target's current input."""
 
 
-def checked_vector(embedding: m.EmbeddingInput) -> Any:
-    from zkr.embeddings.vectors import is_unit, to_float32
-
-    vector = to_float32(embedding.vector)
-    import numpy as np
-
-    if len(vector) == 0 or not bool(np.isfinite(vector).all()):
+def checked_vector(embedding: m.EmbeddingInput) -> array.array[float]:
+    """The request's vector as float32: non-empty, finite and, for ``l2``, of unit magnitude."""
+    vector = to_f32(embedding.vector)
+    if len(vector) == 0 or not all(map(math.isfinite, vector)):
         raise EmbeddingError("embedding vector must contain finite values")
-    if embedding.normalization is m.VectorNormalization.l2 and not is_unit(vector):
+    if embedding.normalization is m.VectorNormalization.l2 and not is_unit_f32(vector):
         raise EmbeddingError("l2-normalized embedding vector must have unit magnitude")
     return vector
 
@@ -60,11 +63,9 @@ def store_embedding(
     person_id: str,
     target: Target,
     embedding: m.EmbeddingInput,
-    vector: Any,
+    vector: array.array[float],
 ) -> m.EmbedResult:
     """Steps 2-6 of ``embed`` inside the caller's write transaction (vector already checked)."""
-    from zkr.embeddings.vectors import encode
-
     current = projection_input(conn, tenant_id, person_id, *target)
     expected = current.input_hash
     if embedding.input_hash != expected:
@@ -95,7 +96,7 @@ def store_embedding(
             expected,
             json.dumps(config[1]),
             json.dumps(config[2]),
-            encode(vector),
+            encode_f32(vector),
             current.revision,
         ),
     ).fetchone()[0]
@@ -116,7 +117,9 @@ def store_embedding(
     )
 
 
-def check_embedding_request(tenant_id: str, person_id: str, embedding: m.EmbeddingInput) -> Any:
+def check_embedding_request(
+    tenant_id: str, person_id: str, embedding: m.EmbeddingInput
+) -> array.array[float]:
     """Step 1 of ``embed``: scope, names, hash, finite (unit) vector. Returns the float32 vector."""
     require_scope(tenant_id, person_id)
     require_lane_names(embedding.model, embedding.version)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zkr.embeddings.float32 import L2_TOLERANCE
 from zkr.embeddings.stored_config import parse_distance, parse_normalization, stored_config
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ __all__ = [
 
 #: Little-endian float32: the stored element type, whatever the machine's byte order.
 F32 = np.dtype("<f4")
-#: An ``l2`` vector's Euclidean magnitude (computed in float64) must be within this of 1.
-L2_TOLERANCE = 1e-4
 
 
 def to_float32(values: Sequence[float] | NDArray[Any]) -> NDArray[np.float32]:

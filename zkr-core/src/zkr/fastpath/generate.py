@@ -1,10 +1,13 @@
 """Writes ``request_shapes.json`` from the pydantic request models of the operation table.
 
 Only what the fast checker (:mod:`zkr.fastpath.check`) can decide exactly is described: strict
-strings and integers (with their bounds), string enumerations of :mod:`zkr.enums`, null, and
-nested models without aliases or validators; a default is a constant or a setting of
-:mod:`zkr.settings` (read by the checker when the request runs). Every other field becomes
-``["opaque"]``: a request that gives it is declined (pydantic decides). Usage: ``python -m
+strings, integers (with their bounds), floats (infinities and NaN allowed) and booleans, string
+enumerations of :mod:`zkr.enums`, null, lists, maps with string keys, nested models without
+validators (a field's alias is its key; its name too where the model populates by name), and the
+export records of a page (``{"kind", "record"}``, each checked with its kind's model, as ``apply``
+reads it); a default is a constant or a setting of :mod:`zkr.settings` (read by the checker when
+the request runs). Every other field becomes ``["opaque"]``: a request that gives it is declined
+(pydantic decides). Usage: ``python -m
 zkr.fastpath.generate --write`` (or ``--check``: exit 1 when the committed file differs).
 """
 
@@ -24,6 +27,7 @@ from pydantic_core import PydanticUndefined
 from zkr import enums
 from zkr.generating import generator_main
 from zkr.settings import setting_for_factory
+from zkr.store.record_kinds import RECORD_MODEL_NAMES
 
 if TYPE_CHECKING:
     from zkr.operations import Operation
@@ -37,19 +41,29 @@ _OPAQUE = ["opaque"]
 _NEUTRAL = {"type", "metadata", "ref", "serialization"}
 # Nodes that wrap one other node: where it is.
 _WRAPPED = {"list": "items_schema", "nullable": "schema"}
+#: Fields that hold export records ``{"kind", "record"}`` as free maps (``dict[str, Any]``):
+#: ``apply`` reads each body with its kind's model (:func:`zkr.feed.pages.parse_record`), which
+#: light classes would not validate, so the checker checks each with that model's description
+#: (``["record"]``); a body it cannot describe is declined. A free map anywhere else is opaque.
+_RECORD_LISTS = {("ExportCommit", "records")}
+_FREE_MAPS = {
+    "type": "list",
+    "items_schema": {
+        "type": "dict",
+        "keys_schema": {"type": "str"},
+        "values_schema": {"type": "any"},
+    },
+}
 
 
 def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
     """The checker's type for one core-schema node (``["opaque"]`` when not certain)."""
     kind = node.get("type")
     extra = set(node) - _NEUTRAL
-    if kind in ("str", "int"):
+    if kind in ("str", "int", "float", "bool"):
         return _scalar(node, extra)
-    if kind == "enum" and extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
-        cls: Any = node["cls"]
-        enum_name = str(cls.__name__)
-        if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
-            return ["enum", enum_name]
+    if kind == "enum":
+        return _enum(node, extra)
     inner_key = _WRAPPED.get(str(kind))
     if inner_key is not None and extra == {inner_key}:
         inner = _spec(node[inner_key], models)
@@ -57,15 +71,63 @@ def _spec(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
     if kind == "model":
         name = _model(node, models)
         return _OPAQUE if name is None else ["model", name]
+    if kind == "dict" and extra == {"keys_schema", "values_schema"}:
+        return _map(node, models)
     return _OPAQUE
 
 
+def _enum(node: dict[str, Any], extra: set[str]) -> list[Any]:
+    """A string enumeration of :mod:`zkr.enums`, all of its members; ``["opaque"]`` otherwise."""
+    if extra == {"cls", "members", "sub_type"} and node["sub_type"] == "str":
+        cls: Any = node["cls"]
+        enum_name = str(cls.__name__)
+        if list(node["members"]) == list(cls) and getattr(enums, enum_name, None) is cls:
+            return ["enum", enum_name]
+    return _OPAQUE
+
+
+def _map(node: dict[str, Any], models: dict[str, Any]) -> list[Any]:
+    """A map with string keys (a decoded JSON object's keys are strings; lone surrogates are
+    checked) and described values; ``["opaque"]`` otherwise."""
+    keys = node["keys_schema"]
+    values = _spec(node["values_schema"], models)
+    if keys.get("type") == "str" and set(keys) - _NEUTRAL <= {"strict"} and values != _OPAQUE:
+        return ["dict", values]
+    return _OPAQUE
+
+
+def _inlined(node: Any, definitions: dict[str, Any], seen: frozenset[str] = frozenset()) -> Any:
+    """*node* with every ``definition-ref`` replaced by its definition (a model used twice, such
+    as ``TimeRange``, is a shared definition); a recursive one stays a reference (opaque)."""
+    if isinstance(node, list):
+        return [_inlined(item, definitions, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("schema_ref")
+    if node.get("type") == "definition-ref" and ref in definitions and ref not in seen:
+        return _inlined(definitions[ref], definitions, seen | {ref})
+    return {key: _inlined(value, definitions, seen) for key, value in node.items()}
+
+
+def _core_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's core schema, definitions inlined (``defer_build``: built here)."""
+    model.model_rebuild()
+    schema: Any = model.__pydantic_core_schema__
+    if schema.get("type") == "definitions":
+        definitions = {d["ref"]: d for d in schema["definitions"]}
+        schema = _inlined(schema["schema"], definitions)
+    return dict(schema)
+
+
 def _scalar(node: dict[str, Any], extra: set[str]) -> list[Any]:
-    """A strict string, or a strict integer with both bounds; ``["opaque"]`` otherwise."""
+    """A strict string, integer with both bounds, float (infinities and NaN allowed: JSON has
+    none, the lenient parser may) or boolean; ``["opaque"]`` otherwise."""
     if node.get("strict") is not True:
         return _OPAQUE
-    if node["type"] == "str" and extra == {"strict"}:
-        return ["str"]
+    if node["type"] in ("str", "bool") and extra == {"strict"}:
+        return [node["type"]]
+    if node["type"] == "float" and extra == {"strict", "allow_inf_nan"} and node["allow_inf_nan"]:
+        return ["float"]
     if node["type"] == "int" and extra == {"strict", "ge", "le"}:
         return ["int", node["ge"], node["le"]]
     return _OPAQUE
@@ -80,13 +142,27 @@ def _default(value: Any) -> Any:
     return ...
 
 
-def _field(name: str, field: dict[str, Any], models: dict[str, Any]) -> dict[str, Any] | None:
-    """One field's description; ``None`` when the model cannot be described at all (an alias:
-    the field's key would not be its name)."""
-    if set(field) - _NEUTRAL - {"schema"}:
-        return None  # aliases, frozen/exclude flags, validators on the field: not ours to decide
+def _keys(name: str, field: dict[str, Any], by_name: bool) -> dict[str, Any] | None:
+    """A field's key: its alias if it has one (then, with *by_name*, ``populate_by_name``, its
+    name is accepted too), else its name; ``None`` for what the checker cannot follow."""
+    alias = field.get("validation_alias")
+    if set(field) - _NEUTRAL - {"schema", "validation_alias", "serialization_alias"}:
+        return None  # frozen/exclude flags, validators on the field: not ours to decide
+    if alias is None:
+        return {"key": name}
+    if type(alias) is not str or field.get("serialization_alias") != alias:
+        return None  # an alias path or choices, or another key out than in
+    return {"key": alias, "name": name} if by_name else {"key": alias}
+
+
+def _field(
+    name: str, field: dict[str, Any], models: dict[str, Any], by_name: bool
+) -> dict[str, Any] | None:
+    """One field's description; ``None`` when the model cannot be described at all."""
+    described = _keys(name, field, by_name)
+    if described is None:
+        return None
     schema = field["schema"]
-    described: dict[str, Any] = {"key": name}
     if schema.get("type") == "default":
         setting = setting_for_factory(schema.get("default_factory"))
         if setting is not None and set(schema) - _NEUTRAL == {
@@ -126,6 +202,25 @@ def _field(name: str, field: dict[str, Any], models: dict[str, Any]) -> dict[str
     return described
 
 
+def _plain(node: dict[str, Any]) -> bool:
+    """Whether a ``model`` node is fields and nothing else: no custom ``__init__``, root model,
+    computed field, or configuration beyond extra keys, a title and keys by alias (and name)."""
+    config = node.get("config", {})
+    inner = node.get("schema", {})
+    return (
+        set(node) - _NEUTRAL == {"cls", "config", "custom_init", "root_model", "schema"}
+        and node["custom_init"] is False
+        and node["root_model"] is False
+        and set(config)
+        <= {"extra_fields_behavior", "title", "validate_by_alias", "validate_by_name"}
+        and config.get("validate_by_alias", True) is True
+        and config.get("extra_fields_behavior") in ("ignore", "forbid")
+        and inner.get("type") == "model-fields"
+        and set(inner) - _NEUTRAL <= {"fields", "model_name", "computed_fields"}
+        and not inner.get("computed_fields")
+    )
+
+
 def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
     """Describe a ``model`` node into *models*; its name, or ``None`` when it cannot be."""
     name = str(node["cls"].__name__)
@@ -133,24 +228,17 @@ def _model(node: dict[str, Any], models: dict[str, Any]) -> str | None:
         return name if models[name] is not None else None
     config = node.get("config", {})
     inner = node.get("schema", {})
-    plain = (
-        set(node) - _NEUTRAL == {"cls", "config", "custom_init", "root_model", "schema"}
-        and node["custom_init"] is False
-        and node["root_model"] is False
-        and set(config) <= {"extra_fields_behavior", "title"}
-        and config.get("extra_fields_behavior") in ("ignore", "forbid")
-        and inner.get("type") == "model-fields"
-        and set(inner) - _NEUTRAL <= {"fields", "model_name", "computed_fields"}
-        and not inner.get("computed_fields")
-    )
     models[name] = None  # while describing (and for good, if it cannot be)
-    if not plain:
+    if not _plain(node):
         return None
     fields = []
+    by_name = config.get("validate_by_name") is True
     for field_name, field in inner["fields"].items():
-        described = _field(field_name, field, models)
+        described = _field(field_name, field, models, by_name)
         if described is None:
             return None
+        if (name, field_name) in _RECORD_LISTS and field["schema"] == _FREE_MAPS:
+            described["type"] = ["list", ["record"]]
         fields.append(described)
     models[name] = {"forbid": config["extra_fields_behavior"] == "forbid", "fields": fields}
     return name
@@ -246,6 +334,7 @@ def _handler(operation: Operation) -> str:
 def shapes() -> dict[str, Any]:
     """The description of every operation, its request check and every model, from the live
     table and models."""
+    from zkr import models as zkr_models
     from zkr.operations import OPERATIONS
 
     models: dict[str, Any] = {}
@@ -253,17 +342,21 @@ def shapes() -> dict[str, Any]:
     for operation in OPERATIONS.values():
         if operation.name in NORMAL_PATH_ONLY:
             continue
-        request: type[BaseModel] = operation.request
-        request.model_rebuild()  # defer_build: make the core schema real
-        name = _model(request.__pydantic_core_schema__, models)  # type: ignore[arg-type]
+        name = _model(_core_schema(operation.request), models)
         if name is None:
             continue
         operations[operation.name] = {"request": name, "handler": _handler(operation)}
+    records = {}
+    for kind, model_name in RECORD_MODEL_NAMES.items():
+        described = _model(_core_schema(getattr(zkr_models, model_name)), models)
+        if described is not None:
+            records[kind] = described
     return {
         "generated": "by `python -m zkr.fastpath.generate --write` from zkr.operations and "
         "zkr.models: do not edit",
         "operations": operations,
         "models": {name: shape for name, shape in sorted(models.items()) if shape is not None},
+        "records": records,
         "classes": classes(),
     }
 

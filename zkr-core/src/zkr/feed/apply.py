@@ -30,10 +30,8 @@ other commands) before anything is staged.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
-from typing import TYPE_CHECKING
 
 from zkr import models as m
 from zkr.errors import ExportError, InvalidRequest
@@ -45,6 +43,8 @@ from zkr.store.commits import append_commit, scope_of, serialize_record
 from zkr.store.records import ExportRecord
 from zkr.store.validation import require_scope
 
+# typing's TYPE_CHECKING without importing typing: a one-shot ``apply`` (issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from zkr.store.database import Database
 
@@ -116,6 +116,8 @@ def sync(
     page; safe to interrupt at any point and run again. Answers the last page's result with
     ``dropped_events`` counted over every page.
     """
+    import functools
+
     dropped = 0
     held = position(replica, tenant_id, person_id, upstream)
     export_page = functools.partial(export, source)

@@ -13,8 +13,6 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
 from zkr import models as m
 from zkr.errors import ExportError
 from zkr.feed.erasure import Erased, erase, stale
@@ -28,6 +26,12 @@ from zkr.store.record_tables import (
     upsert_sql,
 )
 from zkr.store.records import ExportRecord
+
+# typing's TYPE_CHECKING without importing typing (nor pydantic): a one-shot ``apply`` runs this
+# on light classes (zkr.fastpath; issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["apply_records"]
 

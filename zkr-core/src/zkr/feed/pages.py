@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
+from zkr import models as m
 from zkr.errors import ExportError
 from zkr.feed.export import EXPORT_FORMAT
 from zkr.store.commits import scope_of, serialize_record
-from zkr.store.known_fields import RECORD_MODELS
+from zkr.store.record_kinds import RECORD_MODEL_NAMES
 from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 
+# typing's TYPE_CHECKING without importing typing (nor dataclasses, nor pydantic): a one-shot
+# ``apply`` runs this on light classes (zkr.fastpath; issue 27.4).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from zkr import models as m
+    from typing import Any
+
+    from pydantic import BaseModel
+
     from zkr.store.records import ExportRecord
 
 __all__ = ["FeedPosition", "Held", "PageEvent", "check_header", "page_events", "parse_record"]
@@ -44,16 +47,39 @@ class Held(Enum):
     NEW = "new"  #: the next event: stage it
 
 
-@dataclass(frozen=True)
 class PageEvent:
     """One event of a page: its place in the upstream feed and its decoded record."""
 
-    sequence: int
-    recorded_at: int
-    event_count: int
-    index: int
-    kind: str
-    record: BaseModel
+    __slots__ = ("event_count", "index", "kind", "record", "recorded_at", "sequence")
+
+    def __init__(
+        self,
+        sequence: int,
+        recorded_at: int,
+        event_count: int,
+        index: int,
+        kind: str,
+        record: BaseModel,
+    ) -> None:
+        self.sequence = sequence
+        self.recorded_at = recorded_at
+        self.event_count = event_count
+        self.index = index
+        self.kind = kind
+        self.record = record
+
+    def _values(self) -> tuple[object, ...]:
+        return (self.sequence, self.recorded_at, self.event_count, self.index, self.kind,
+                self.record)  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PageEvent) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "PageEvent(" + ", ".join(map(repr, self._values())) + ")"
 
     @property
     def export_record(self) -> ExportRecord:
@@ -65,16 +91,45 @@ class PageEvent:
         return serialize_record((self.kind, self.record))
 
 
-@dataclass
 class FeedPosition:
     """What a replica holds of one (scope, upstream): applied commits and one staged commit."""
 
-    applied_commit: int
-    applied_event_count: int
-    staged_commit: int | None = None
-    staged_recorded_at: int = 0
-    staged_event_count: int = 0
-    staged_events: int = 0
+    __slots__ = (
+        "applied_commit",
+        "applied_event_count",
+        "staged_commit",
+        "staged_event_count",
+        "staged_events",
+        "staged_recorded_at",
+    )
+
+    def __init__(
+        self,
+        applied_commit: int,
+        applied_event_count: int,
+        staged_commit: int | None = None,
+        staged_recorded_at: int = 0,
+        staged_event_count: int = 0,
+        staged_events: int = 0,
+    ) -> None:
+        self.applied_commit = applied_commit
+        self.applied_event_count = applied_event_count
+        self.staged_commit = staged_commit
+        self.staged_recorded_at = staged_recorded_at
+        self.staged_event_count = staged_event_count
+        self.staged_events = staged_events
+
+    def _values(self) -> tuple[int | None, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FeedPosition) and self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"FeedPosition({inner})"
 
     @classmethod
     def from_rows(
@@ -169,12 +224,17 @@ def parse_record(raw: Any) -> ExportRecord:
     :raises ExportError: an unknown kind, or a record its model refuses.
     """
     kind = raw.get("kind") if isinstance(raw, dict) else None
-    model = RECORD_MODELS.get(kind) if isinstance(kind, str) else None
-    if model is None:
+    name = RECORD_MODEL_NAMES.get(kind) if isinstance(kind, str) else None
+    if name is None:
         raise ExportError(f"export record kind {json.dumps(kind)} is not supported")
     try:
-        body = model.model_validate(raw.get("record"))
-    except ValidationError as exc:
+        # On light classes (a one-shot apply) the fast checker validated every record already.
+        body = getattr(m, name).model_validate(raw.get("record"))
+    except Exception as exc:
+        from pydantic import ValidationError
+
+        if not isinstance(exc, ValidationError):
+            raise
         raise ExportError(f"export {kind} record is malformed: {exc.errors()[0]['msg']}") from None
     assert isinstance(kind, str)
     return kind, body

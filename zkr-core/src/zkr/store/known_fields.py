@@ -18,20 +18,13 @@ from pydantic import BaseModel
 from zkr import models as m
 from zkr.errors import RequestParseError
 from zkr.jsonio import JsonObject, has_lone_surrogate
+from zkr.store.record_kinds import RECORD_MODEL_NAMES
 
 __all__ = ["RECORD_MODELS", "check_known_fields"]
 
 #: The record model of each export record ``kind`` (what ``apply`` reads a record body with).
 RECORD_MODELS: dict[str, type[BaseModel]] = {
-    "source": m.SourceRecord,
-    "evidence": m.EvidenceRecord,
-    "claim": m.ClaimRecord,
-    "claim_evidence": m.ClaimEvidenceRecord,
-    "correction": m.CorrectionRecord,
-    "deletion": m.DeletionRecord,
-    "profile": m.ProfileRecord,
-    "daily_review": m.DailyReviewRecord,
-    "erasure": m.ErasureRecord,
+    kind: getattr(m, name) for kind, name in RECORD_MODEL_NAMES.items()
 }
 
 _LONE = "lone leading surrogate in hex escape"
