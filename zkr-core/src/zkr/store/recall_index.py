@@ -224,13 +224,19 @@ def window_around(line: Sequence[Neighbour], index: int) -> tuple[list[Neighbour
 
 
 def index_capture(
-    conn: sqlite3.Connection, source_id: str, *, statement: str | None = None
+    conn: sqlite3.Connection,
+    source_id: str,
+    *,
+    statement: str | None = None,
+    row: tuple[object, ...] | None = None,
 ) -> None:
     """Index a stored capture and refresh the context of the captures whose window holds it (its
     arrival changed them). Idempotent; a deleted source is left out.
 
     *statement*: a capture stored in this very transaction passes its statement (the claim it
     was stored with, or ``""``); it has no row yet, so none is removed and nothing is read for it.
+    *row*: the source row as :data:`_SOURCE` reads it, when the caller has just written it
+    (``remember``), so it is not read back.
 
     The rows written are those :func:`_write_row` would write for the capture and for each
     capture whose window holds it, read with two timeline queries instead of two per row: a
@@ -238,9 +244,10 @@ def index_capture(
     capture's own window. Their text and statement did not change, so only their context is
     rewritten (``remember`` is the hot path: issue 13 measured this upkeep).
     """
-    row = conn.execute(_SOURCE, (source_id,)).fetchone()
     if row is None:
-        return
+        row = conn.execute(_SOURCE, (source_id,)).fetchone()
+        if row is None:
+            return
     if statement is None:
         conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
     if row[6] is not None:
