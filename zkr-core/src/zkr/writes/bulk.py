@@ -2,12 +2,12 @@
 commits that ``remember`` writes for each of them one by one, with reused statements.
 
 ``zkr import`` and ``zkr import --from`` store a history by the thousand. Per capture,
-``remember`` runs about 17 statements, reads its rows back to build its feed records through the
-models and reads the capture's timeline twice. :class:`CaptureBatch` writes a batch table by table
-(``executemany`` of :mod:`zkr.writes.capture`'s statements), builds each feed record from the
-values in hand (the JSON bytes :mod:`zkr.store.records` builds from the stored row), writes the
-``source_fts`` rows with one ``INSERT … SELECT`` and reads each timeline the batch touches once for
-the recall index.
+``remember`` runs about 12 statements in its own transaction and reads the capture's timeline
+twice. :class:`CaptureBatch` writes a batch table by table (``executemany`` of
+:mod:`zkr.writes.capture`'s statements), builds each feed record from the values in hand as
+``remember`` does (:mod:`zkr.writes.capture_feed`: the JSON bytes :mod:`zkr.store.records` builds
+from the stored row), writes the ``source_fts`` rows with one ``INSERT … SELECT`` and reads each
+timeline the batch touches once for the recall index.
 
 What stays the same (``tests/core/test_bulk_capture.py`` compares whole databases byte for byte):
 every table's rows and rowids; ids drawn in remember's order (source, evidence, claim per capture,

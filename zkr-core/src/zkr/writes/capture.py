@@ -355,10 +355,10 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
     validate_remember(request)
     tenant, person, text = request.tenant_id, request.person_id, request.text
     with db.atomic() as conn:
-        # The rows are written with the same statements and ids drawn in the same order as the
-        # row writers below (correct's); only nothing is read back: the source's rowid is the
-        # insert's, its FTS and recall rows and its feed records are built from the values in
-        # hand (tests/core/test_capture_feed.py checks the records against the stored rows).
+        # The same statements, and ids drawn in the same order, as the row writers above
+        # (correct's), but nothing is read back (issue 27.2): the source's rowid is the insert's,
+        # its FTS and recall rows and its feed records are built from the values in hand
+        # (tests/core/test_capture_feed.py checks the records against the stored rows).
         source_id = new_id()
         values = source_row(
             source_id,
