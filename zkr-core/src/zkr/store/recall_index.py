@@ -41,6 +41,11 @@ from zkr.enums import I64_MAX, I64_MIN
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
 from zkr.store.fts_rows import unindex_source
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = [
     "AFTER",
     "BEFORE",
@@ -218,7 +223,7 @@ def index_capture(
     source_id: str,
     *,
     statement: str | None = None,
-    row: tuple[object, ...] | None = None,
+    row: tuple[Any, ...] | None = None,
 ) -> None:
     """Index a stored capture and refresh the context of the captures whose window holds it (its
     arrival changed them). Idempotent; a deleted source is left out.
