@@ -12,7 +12,11 @@ Up to three ``serve`` processes take the same ``remember`` requests (``benchmark
 * ``measured``: this checkout's ``zkr serve`` (recall index kept);
 * ``contract_only``: the same with the recall index's upkeep switched off (run.py's baseline);
 * ``baseline``: ``zkr serve`` of another checkout (``--baseline``, its own ``.venv``), on its own
-  copy of the corpus built by that checkout's code (the schema may differ).
+  copy of the corpus built by that checkout's code (the schema may differ);
+* ``synchronous_normal`` (``--synchronous-normal``): this checkout's ``zkr serve`` with SQLite's
+  ``PRAGMA synchronous = NORMAL`` instead of the shipped ``FULL`` (no fsync at each commit, only at
+  checkpoints: a commit survives a crash of the process, not always a power loss). Not what zkr
+  ships: a measurement of what the commit's fsync costs, for that decision.
 
 They run side by side and take the requests in blocks of 50, the order rotated every block, so a
 change in the machine's load falls on all alike. Per process: the sum of its round trips (wall)
@@ -38,6 +42,20 @@ import run  # the corpus cache, the serve client and the contract-only server
 
 _BLOCK = 50
 _TICKS = os.sysconf("SC_CLK_TCK")
+
+
+#: ``zkr serve`` with ``PRAGMA synchronous = NORMAL`` on its connection (``--synchronous-normal``).
+SYNCHRONOUS_NORMAL_SERVE = (
+    "import sys\n"
+    "import zkr.store.database as database\n"
+    "_open = database.Database.__init__\n"
+    "def _normal(self, *args, **kwargs):\n"
+    "    _open(self, *args, **kwargs)\n"
+    "    self.conn.execute('PRAGMA synchronous = NORMAL')\n"
+    "database.Database.__init__ = _normal\n"
+    "from zkr_cli.__main__ import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -120,6 +138,14 @@ def compare(
             "serve_health": health[name],
         }
     measured = figures["measured"]
+    if "synchronous_normal" in figures:
+        normal = figures["synchronous_normal"]
+        normal["ratio_to_measured_cpu"] = run.ratio(
+            normal["per_cpu_second"], measured["per_cpu_second"]
+        )
+        normal["ratio_to_measured_wall"] = run.ratio(
+            normal["per_second_wall"], measured["per_second_wall"]
+        )
     for other in ("contract_only", "baseline"):
         if other in figures:
             measured[f"ratio_to_{other}_wall"] = run.ratio(
@@ -141,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--baseline", type=Path, help="another checkout with its own .venv")
     parser.add_argument("--cache-dir", type=Path, default=run.ROOT / ".bench")
+    parser.add_argument(
+        "--synchronous-normal",
+        action="store_true",
+        help="also a serve with PRAGMA synchronous = NORMAL (not what zkr ships)",
+    )
     parser.add_argument("--out", type=Path, default=Path("remember-report.json"))
     args = parser.parse_args(argv)
     os.environ["ZKR_RANKING"] = "contract"  # as run.py: the figures do not depend on it
@@ -149,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     lines = run.remember_lines(built.meta, args.count, args.seed)
     sources = {"measured": built.path, "contract_only": built.path}
+    if args.synchronous_normal:
+        sources["synchronous_normal"] = built.path
     if args.baseline is not None:
         # Its own cache folder: a cache removes corpora of the same size built by other code.
         cache = (args.cache_dir / "baseline").resolve()
@@ -174,6 +207,15 @@ def main(argv: list[str] | None = None) -> int:
             "measured": [run.zkr_executable(), "--db", str(dbs["measured"]), "serve"],
             "contract_only": run.contract_only_serve(dbs["contract_only"]),
         }
+        if args.synchronous_normal:
+            servers["synchronous_normal"] = [
+                sys.executable,
+                "-c",
+                SYNCHRONOUS_NORMAL_SERVE,
+                "--db",
+                str(dbs["synchronous_normal"]),
+                "serve",
+            ]
         if args.baseline is not None:
             python = checkout_python(args.baseline.resolve())
             servers["baseline"] = [

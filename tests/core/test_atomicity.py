@@ -212,11 +212,15 @@ def test_failure_after_the_feed_append_rolls_back_everything(
     world = build_world(db)
     before = table_snapshot(db)
 
+    # remember appends its records already serialized (zkr.writes.capture_feed).
+    appender = "append_payloads" if module is capture else "append_commit"
+    real_append = getattr(feed_module, appender)
+
     def append_then_fail(*args: Any, **kwargs: Any) -> int:
-        feed_module.append_commit(*args, **kwargs)
+        real_append(*args, **kwargs)
         raise RuntimeError("injected after append")
 
-    monkeypatch.setattr(module, "append_commit", append_then_fail)
+    monkeypatch.setattr(module, appender, append_then_fail)
     with pytest.raises(RuntimeError, match="injected after append"):
         op(db, world)
     assert table_snapshot(db) == before
@@ -225,7 +229,7 @@ def test_failure_after_the_feed_append_rolls_back_everything(
 @pytest.mark.parametrize(
     ("name", "op", "module", "builder"),
     [
-        ("remember", op_remember, capture, "claim_evidence_record"),
+        ("remember", op_remember, capture, "capture_payloads"),
         ("correct", op_correct, correction, "correction_record"),
         ("link", op_link, linking, "claim_evidence_record"),
         ("delete", op_delete, deletion, "claim_record"),

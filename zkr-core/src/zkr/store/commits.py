@@ -9,7 +9,13 @@ from zkr.errors import ExportError, LimitExceeded
 from zkr.jsonio import ordered_dumps
 from zkr.store.records import ExportRecord
 
-__all__ = ["MAX_EXPORT_RECORD_BYTES", "append_commit", "scope_of", "serialize_record"]
+__all__ = [
+    "MAX_EXPORT_RECORD_BYTES",
+    "append_commit",
+    "append_payloads",
+    "scope_of",
+    "serialize_record",
+]
 
 #: No serialized record may be larger; a mutation that would produce one fails atomically.
 MAX_EXPORT_RECORD_BYTES = 1_048_576
@@ -54,6 +60,19 @@ def append_commit(
         if len(payload.encode("utf-8")) > MAX_EXPORT_RECORD_BYTES:
             raise LimitExceeded("export record exceeds 1048576 bytes")
         payloads.append(payload)
+    return append_payloads(conn, tenant_id, person_id, recorded_at, payloads)
+
+
+def append_payloads(
+    conn: sqlite3.Connection,
+    tenant_id: str,
+    person_id: str,
+    recorded_at: int,
+    payloads: Sequence[str],
+) -> int:
+    """Append one commit whose events are already serialized (:func:`serialize_record`'s bytes,
+    each of the commit's scope and within the size limit: the caller built them so); returns the
+    commit's sequence. Must run inside the mutation's transaction."""
     cursor = conn.execute(
         "INSERT INTO memory_commits(tenant_id, person_id, recorded_at) VALUES (?, ?, ?)",
         (tenant_id, person_id, recorded_at),

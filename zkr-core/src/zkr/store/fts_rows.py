@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["index_source", "rekey", "unindex_source"]
+__all__ = ["index_new_source", "index_source", "rekey", "unindex_source"]
 
 _INSERT_KEYED = (
     "INSERT INTO source_fts(rowid, source_id, tenant_id, person_id, content)"
     " SELECT rowid, id, tenant_id, person_id, content FROM sources WHERE id = ?"
+)
+_INSERT_VALUES = (
+    "INSERT INTO source_fts(rowid, source_id, tenant_id, person_id, content) VALUES (?, ?, ?, ?, ?)"
 )
 _INSERT_UNKEYED = (
     "INSERT INTO source_fts(rowid, source_id, tenant_id, person_id, content)"
@@ -40,6 +43,17 @@ def index_source(conn: sqlite3.Connection, source_id: str) -> None:
     except sqlite3.IntegrityError:
         # The slot is taken by a row this package did not write (the rule only breaks if someone
         # edits the tables by hand); keep the write path working with a row below every other.
+        conn.execute(_INSERT_UNKEYED, (source_id,))
+
+
+def index_new_source(
+    conn: sqlite3.Connection, rowid: int, source_id: str, tenant_id: str, person_id: str, text: str
+) -> None:
+    """:func:`index_source` for a source just inserted with these values (``remember``: the row's
+    rowid is the insert's ``lastrowid``), without reading the row back."""
+    try:
+        conn.execute(_INSERT_VALUES, (rowid, source_id, tenant_id, person_id, text))
+    except sqlite3.IntegrityError:
         conn.execute(_INSERT_UNKEYED, (source_id,))
 
 

@@ -42,6 +42,11 @@ from zkr.store.analysis import RECALL_TOKENIZER, index_text
 from zkr.store.fts_rows import unindex_source
 from zkr.store.live_rows import SUPPORTED_CLAIMS
 
+# typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = [
     "AFTER",
     "BEFORE",
@@ -89,26 +94,26 @@ ORDER BY c.id
 # One side of a capture's timeline: live captures of the scope and kind, nearest first, with
 # what their own rows need (rowid, id, text, time). Each side's range ends at the capture's own
 # time: a range over the whole session gap on both sides made the index walk every capture of the
-# far half (up to three hours of them) before the first one on the asked side.
+# far half (up to three hours of them) before the first one on the asked side. Parameters by
+# number, bound from one tuple (:func:`_neighbours`): tenant, person, kind, the capture's time and
+# rowid, the id left out, the far end of the range, the limit.
 _TIMELINE = """
 SELECT rowid, id, content, captured_at FROM sources
-WHERE tenant_id = :tenant AND person_id = :person AND kind = :kind AND deleted_at IS NULL
-  AND captured_at BETWEEN {range} AND rowid != :rowid AND id != :exclude
+WHERE tenant_id = ?1 AND person_id = ?2 AND kind = ?3 AND deleted_at IS NULL
+  AND captured_at BETWEEN {range} AND rowid != ?5 AND id != ?6
   AND {side}
 ORDER BY captured_at {order}, rowid {order}
-LIMIT {limit}
+LIMIT ?8
 """
 _BEFORE = _TIMELINE.format(
-    range=":low AND :at",
-    side="(captured_at < :at OR (captured_at = :at AND rowid < :rowid))",
+    range="?7 AND ?4",
+    side="(captured_at < ?4 OR (captured_at = ?4 AND rowid < ?5))",
     order="DESC",
-    limit=":before",
 )
 _AFTER = _TIMELINE.format(
-    range=":at AND :high",
-    side="(captured_at > :at OR (captured_at = :at AND rowid > :rowid))",
+    range="?4 AND ?7",
+    side="(captured_at > ?4 OR (captured_at = ?4 AND rowid > ?5))",
     order="ASC",
-    limit=":after",
 )
 
 
@@ -121,36 +126,26 @@ def statement_text(subject: str, predicate: str, value: str) -> str:
 Neighbour = tuple[int, str, str, int]
 
 
-def _position(
-    row: tuple[object, ...], before: int = BEFORE, after: int = AFTER, gaps: int = 1
-) -> dict[str, object]:
-    """The timeline query parameters around the source *row* (as :data:`_SOURCE` reads it): up to
-    *before* and *after* captures on each side, no further than *gaps* session gaps."""
+def _neighbours(
+    conn: sqlite3.Connection,
+    row: tuple[object, ...],
+    exclude: str,
+    before: int = BEFORE,
+    after: int = AFTER,
+    gaps: int = 1,
+) -> tuple[list[Neighbour], list[Neighbour]]:
+    """The live captures before (nearest first) and after (nearest first) the source *row* (as
+    :data:`_SOURCE` reads it): up to *before* and *after* of them, no further than *gaps* session
+    gaps, never the capture *exclude* itself."""
     rowid, tenant, person, kind, captured_at = row[:5]
     assert isinstance(captured_at, int)
-    return {
-        "tenant": tenant,
-        "person": person,
-        "kind": kind,
-        "at": captured_at,
-        "rowid": rowid,
-        # Clamped to SQLite's integer range: a capture at the i64 limits is legal (issue 18 fuzz).
-        "low": max(captured_at - gaps * SESSION_GAP_SECONDS, I64_MIN),
-        "high": min(captured_at + gaps * SESSION_GAP_SECONDS, I64_MAX),
-        "before": before,
-        "after": after,
-    }
-
-
-def _neighbours(
-    conn: sqlite3.Connection, position: dict[str, object], exclude: str
-) -> tuple[list[Neighbour], list[Neighbour]]:
-    """The live captures before (nearest first) and after (nearest first) a timeline position,
-    as many as *position* asks for, never the capture *exclude* itself."""
-    params = {**position, "exclude": exclude}
-    before = conn.execute(_BEFORE, params).fetchall()
-    after = conn.execute(_AFTER, params).fetchall()
-    return before, after
+    # Clamped to SQLite's integer range: a capture at the i64 limits is legal (issue 18 fuzz).
+    low = max(captured_at - gaps * SESSION_GAP_SECONDS, I64_MIN)
+    high = min(captured_at + gaps * SESSION_GAP_SECONDS, I64_MAX)
+    scope = (tenant, person, kind, captured_at, rowid, exclude)
+    earlier = conn.execute(_BEFORE, (*scope, low, before)).fetchall()
+    later = conn.execute(_AFTER, (*scope, high, after)).fetchall()
+    return earlier, later
 
 
 def context_text(before: Sequence[Neighbour], after: Sequence[Neighbour]) -> str:
@@ -176,7 +171,7 @@ def _write_row(conn: sqlite3.Connection, source_id: str, exclude: str = "") -> N
     conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (rowid,))
     if deleted_at is not None or source_id == exclude:
         return
-    before, after = _neighbours(conn, _position(row), exclude)
+    before, after = _neighbours(conn, row, exclude)
     _insert_row(conn, row, source_id, before, after)
 
 
@@ -220,13 +215,19 @@ def window_around(line: Sequence[Neighbour], index: int) -> tuple[list[Neighbour
 
 
 def index_capture(
-    conn: sqlite3.Connection, source_id: str, *, statement: str | None = None
+    conn: sqlite3.Connection,
+    source_id: str,
+    *,
+    statement: str | None = None,
+    row: tuple[Any, ...] | None = None,
 ) -> None:
     """Index a stored capture and refresh the context of the captures whose window holds it (its
     arrival changed them). Idempotent; a deleted source is left out.
 
     *statement*: a capture stored in this very transaction passes its statement (the claim it
     was stored with, or ``""``); it has no row yet, so none is removed and nothing is read for it.
+    *row*: the source row as :data:`_SOURCE` reads it, when the caller has just written it
+    (``remember``), so it is not read back.
 
     The rows written are those :func:`_write_row` would write for the capture and for each
     capture whose window holds it, read with two timeline queries instead of two per row: a
@@ -234,15 +235,16 @@ def index_capture(
     capture's own window. Their text and statement did not change, so only their context is
     rewritten (``remember`` is the hot path: issue 13 measured this upkeep).
     """
-    row = conn.execute(_SOURCE, (source_id,)).fetchone()
     if row is None:
-        return
+        row = conn.execute(_SOURCE, (source_id,)).fetchone()
+        if row is None:
+            return
     if statement is None:
         conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
     if row[6] is not None:
         return
     reach = BEFORE + AFTER
-    before, after = _neighbours(conn, _position(row, reach, reach, gaps=2), source_id)
+    before, after = _neighbours(conn, row, source_id, reach, reach, gaps=2)
     me: Neighbour = (row[0], source_id, row[5], row[4])
     line: list[Neighbour] = [*reversed(before), me, *after]
     own = len(before)
@@ -281,7 +283,7 @@ def purge_source(conn: sqlite3.Connection, source_id: str) -> None:
         return
     conn.execute("DELETE FROM recall_fts WHERE rowid = ?", (row[0],))
     # The captures whose window holds this one: up to AFTER before it, up to BEFORE after it.
-    before, after = _neighbours(conn, _position(row, before=AFTER, after=BEFORE), source_id)
+    before, after = _neighbours(conn, row, source_id, before=AFTER, after=BEFORE)
     for _, neighbour_id, _, _ in (*before, *after):
         _write_row(conn, neighbour_id, exclude=source_id)
 

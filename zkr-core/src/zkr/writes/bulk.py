@@ -2,12 +2,12 @@
 commits that ``remember`` writes for each of them one by one, with reused statements.
 
 ``zkr import`` and ``zkr import --from`` store a history by the thousand. Per capture,
-``remember`` runs about 17 statements, reads its rows back to build its feed records through the
-models and reads the capture's timeline twice. :class:`CaptureBatch` writes a batch table by table
-(``executemany`` of :mod:`zkr.writes.capture`'s statements), builds each feed record from the
-values in hand (the JSON bytes :mod:`zkr.store.records` builds from the stored row), writes the
-``source_fts`` rows with one ``INSERT … SELECT`` and reads each timeline the batch touches once for
-the recall index.
+``remember`` runs about 12 statements in its own transaction and reads the capture's timeline
+twice. :class:`CaptureBatch` writes a batch table by table (``executemany`` of
+:mod:`zkr.writes.capture`'s statements), builds each feed record from the values in hand as
+``remember`` does (:mod:`zkr.writes.capture_feed`: the JSON bytes :mod:`zkr.store.records` builds
+from the stored row), writes the ``source_fts`` rows with one ``INSERT … SELECT`` and reads each
+timeline the batch touches once for the recall index.
 
 What stays the same (``tests/core/test_bulk_capture.py`` compares whole databases byte for byte):
 every table's rows and rowids; ids drawn in remember's order (source, evidence, claim per capture,
@@ -30,9 +30,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from zkr import models as m
-from zkr.errors import LimitExceeded
 from zkr.store.analysis import index_text
-from zkr.store.commits import MAX_EXPORT_RECORD_BYTES
 from zkr.store.fts_rows import index_source
 from zkr.store.recall_index import (
     AFTER,
@@ -43,7 +41,6 @@ from zkr.store.recall_index import (
     window_around,
 )
 from zkr.writes.capture import (
-    FULL_CONFIDENCE,
     INSERT_CLAIM,
     INSERT_CLAIM_EVIDENCE,
     INSERT_EVIDENCE,
@@ -59,6 +56,7 @@ from zkr.writes.capture import (
     supports_row,
     validate_remember,
 )
+from zkr.writes.capture_feed import capture_payloads
 
 __all__ = ["FLUSH_AT", "CaptureBatch", "KeyState"]
 
@@ -127,102 +125,6 @@ class _Pending:
     statement: str
 
 
-# The feed records of a new capture (zkr.store.records builds the same from the stored rows, via
-# the models, field order = declaration order), as templates filled with JSON-encoded values:
-# ``_text`` and ``_int`` are what ``json.dumps(..., ensure_ascii=False)`` writes for a str and an
-# int, so the bytes are ordered_dumps' (the property test compares whole feeds). The capture's
-# text, most of every record, is encoded once for the source and the evidence.
-_text = json.encoder.encode_basestring
-_SOURCE_RECORD = (
-    '{{"kind":"source","record":{{"source":{{"id":{id},"tenant_id":{tenant},'
-    '"person_id":{person},"revision":1,"kind":{kind},"content":{text},"captured_at":{captured},'
-    '"recorded_at":{recorded},"deleted_at":null}},"ingestion_key":{key},'
-    '"origin_evidence_id":{evidence},"origin_claim_id":{claim}}}}}'
-)
-_EVIDENCE_RECORD = (
-    '{{"kind":"evidence","record":{{"evidence":{{"id":{evidence},"tenant_id":{tenant},'
-    '"person_id":{person},"source_id":{id},"source_revision":1,"quote":{text},'
-    '"byte_range":null,"recorded_at":{recorded}}},"locator":{locator},"deleted_at":null}}}}'
-)
-_LOCATOR = (
-    '{{"device_id":{device},"provider":{provider},"stream_id":{stream},"segment_id":{segment},'
-    '"start_ms":{start},"end_ms":{end}}}'
-)
-_CLAIM_RECORD = (
-    '{{"kind":"claim","record":{{"id":{claim},"tenant_id":{tenant},"person_id":{person},'
-    '"subject":{subject},"predicate":{predicate},"value":{value},"kind":{claim_kind},'
-    '"valid_time":{{"from":{valid_from},"until":null}},'
-    '"recorded_time":{{"from":{recorded},"until":null}},"status":"accepted"}}}}'
-)
-_LINK_RECORD = (
-    '{{"kind":"claim_evidence","record":{{"tenant_id":{tenant},"person_id":{person},'
-    '"claim_id":{claim},"evidence_id":{evidence},"relation":"supports",'
-    '"confidence_basis_points":' + str(FULL_CONFIDENCE) + "}}}}"
-)
-
-
-def _nullable(value: str | None) -> str:
-    return "null" if value is None else _text(value)
-
-
-def _checked(payload: str) -> str:
-    """*payload*, refused as remember refuses a record over its limit."""
-    # Cheap first: a str of n characters is at most 4n bytes of UTF-8.
-    if len(payload) * 4 > MAX_EXPORT_RECORD_BYTES and (
-        len(payload.encode("utf-8")) > MAX_EXPORT_RECORD_BYTES
-    ):
-        raise LimitExceeded(f"export record exceeds {MAX_EXPORT_RECORD_BYTES} bytes")
-    return payload
-
-
-def _payloads(
-    request: m.RememberRequest, source_id: str, evidence_id: str, claim_id: str | None
-) -> tuple[str, ...]:
-    """The feed records of a new capture, in remember's order (source, evidence, claim, link).
-
-    :raises LimitExceeded: a record over 1 MiB.
-    """
-    loc = request.locator
-    values = {
-        "id": _text(source_id),
-        "evidence": _text(evidence_id),
-        "claim": _nullable(claim_id),
-        "tenant": _text(request.tenant_id),
-        "person": _text(request.person_id),
-        "kind": _text(request.kind.value),
-        "text": _text(request.text),
-        "captured": int.__repr__(request.captured_at),
-        "recorded": int.__repr__(request.recorded_at),
-        "key": _nullable(request.ingestion_key),
-        "locator": "null"
-        if loc is None
-        else _LOCATOR.format(
-            device=_text(loc.device_id),
-            provider=_text(loc.provider),
-            stream=_text(loc.stream_id),
-            segment=_text(loc.segment_id),
-            start=int.__repr__(loc.start_ms),
-            end=int.__repr__(loc.end_ms),
-        ),
-    }
-    payloads = [
-        _checked(_SOURCE_RECORD.format_map(values)),
-        _checked(_EVIDENCE_RECORD.format_map(values)),
-    ]
-    claim = request.claim
-    if claim is not None:
-        values.update(
-            subject=_text(claim.subject),
-            predicate=_text(claim.predicate),
-            value=_text(claim.value),
-            claim_kind=_text(claim.kind.value),
-            valid_from=int.__repr__(claim.valid_from),
-        )
-        payloads.append(_checked(_CLAIM_RECORD.format_map(values)))
-        payloads.append(_checked(_LINK_RECORD.format_map(values)))
-    return tuple(payloads)
-
-
 class CaptureBatch:
     """New captures of one transaction, written together by :meth:`flush`."""
 
@@ -259,7 +161,7 @@ class CaptureBatch:
             require_claim_text(claim.subject, claim.predicate, claim.value)
             claim_id = capture_id()
             statement = statement_text(claim.subject, claim.predicate, claim.value)
-        payloads = _payloads(request, source_id, evidence_id, claim_id)
+        payloads = capture_payloads(request, source_id, evidence_id, claim_id)
         self.pending.append(
             _Pending(request, source_id, evidence_id, claim_id, payloads, statement)
         )

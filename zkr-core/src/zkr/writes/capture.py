@@ -12,17 +12,12 @@ import sqlite3
 
 from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
-from zkr.store.commits import append_commit
-from zkr.store.fts_rows import index_source
+from zkr.store.commits import append_payloads
+from zkr.store.fts_rows import index_new_source, index_source
 from zkr.store.recall_index import index_capture, statement_text
-from zkr.store.records import (
-    claim_evidence_record,
-    claim_record,
-    evidence_record,
-    source_record,
-    stored_locator,
-)
+from zkr.store.records import stored_locator
 from zkr.store.validation import is_blank, new_id, require_scope, require_text
+from zkr.writes.capture_feed import FULL_CONFIDENCE, capture_payloads
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
 TYPE_CHECKING = False
@@ -63,9 +58,6 @@ __all__ = [
 
 #: ``claim_evidence.relation`` of a supporting link, as stored (JSON-quoted).
 SUPPORTS = json.dumps(m.EvidenceRelation.supports.value)
-#: The confidence of the link between a claim and the evidence it was created with.
-FULL_CONFIDENCE = 10_000
-
 _I64_MAX = 2**63 - 1
 
 
@@ -361,22 +353,33 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
     :raises NotFound: a replayed key whose memory was deleted.
     """
     validate_remember(request)
-    tenant, person = request.tenant_id, request.person_id
+    tenant, person, text = request.tenant_id, request.person_id, request.text
     with db.atomic() as conn:
-        source_id = insert_source(
-            conn,
+        # The same statements, and ids drawn in the same order, as the row writers above
+        # (correct's), but nothing is read back (issue 27.2): the source's rowid is the insert's,
+        # its FTS and recall rows and its feed records are built from the values in hand
+        # (tests/core/test_capture_feed.py checks the records against the stored rows).
+        source_id = new_id()
+        values = source_row(
+            source_id,
             tenant,
             person,
             request.kind,
-            request.text,
+            text,
             request.captured_at,
             request.recorded_at,
             request.ingestion_key,
         )
-        if source_id is None:
+        cursor = conn.execute(INSERT_SOURCE, values)
+        if cursor.rowcount != 1:
             return _replay(conn, request)
-        evidence_id = insert_evidence(
-            conn, tenant, person, source_id, request.text, request.recorded_at
+        rowid = cursor.lastrowid
+        assert rowid is not None
+        index_new_source(conn, rowid, source_id, tenant, person, text)
+        evidence_id = new_id()
+        conn.execute(
+            INSERT_EVIDENCE,
+            evidence_row(evidence_id, tenant, person, source_id, text, request.recorded_at),
         )
         loc = request.locator
         if loc is not None:
@@ -402,12 +405,12 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
         statement = (
             "" if claim is None else statement_text(claim.subject, claim.predicate, claim.value)
         )
-        index_capture(conn, source_id, statement=statement)
-        records = [source_record(conn, source_id), evidence_record(conn, evidence_id)]
-        if claim_id is not None:
-            records.append(claim_record(conn, claim_id))
-            records.append(claim_evidence_record(conn, tenant, person, claim_id, evidence_id))
-        append_commit(conn, tenant, person, request.recorded_at, records)
+        # The row as the recall index reads it: (rowid, tenant, person, kind, captured_at, text,
+        # deleted_at).
+        row = (rowid, *values[1:3], values[4], request.captured_at, text, None)
+        index_capture(conn, source_id, statement=statement, row=row)
+        payloads = capture_payloads(request, source_id, evidence_id, claim_id)
+        append_payloads(conn, tenant, person, request.recorded_at, payloads)
     return m.RememberResult(source_id=source_id, evidence_id=evidence_id, claim_id=claim_id)
 
 
