@@ -11,7 +11,7 @@ import pytest
 
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.retrieval import _recall_lexical
+from zkr.retrieval import _recall_coverage
 from zkr.retrieval._recall_query import recall_concepts
 
 SCOPE = {"tenant_id": "a", "person_id": "sam"}
@@ -67,12 +67,12 @@ def all_sources(db: MemoryDb) -> list[str]:
 @pytest.mark.parametrize("query", QUERIES)
 def test_the_scratch_index_matches_what_the_whole_index_matches(db: MemoryDb, query: str) -> None:
     sources = all_sources(db)
-    got = _recall_lexical._coverage(db.conn, query, sources, 4)
+    got = _recall_coverage.coverage(db.conn, query, sources, 4)
     assert got == literal(db, query, sources)
     assert any(0 < share < 1 for share in got.values())  # the queries do split the rows
     # Again, in another order and on a part of the page: nothing is left from the first use.
     part = sources[::-2]
-    assert _recall_lexical._coverage(db.conn, query, part, 4) == literal(db, query, part)
+    assert _recall_coverage.coverage(db.conn, query, part, 4) == literal(db, query, part)
 
 
 def test_each_thread_has_its_own_scratch_and_the_connection_gets_nothing(db: MemoryDb) -> None:
@@ -82,8 +82,8 @@ def test_each_thread_has_its_own_scratch_and_the_connection_gets_nothing(db: Mem
     thread_conns: list[object] = []
 
     def work(query: str) -> None:
-        found[query] = _recall_lexical._coverage(db.conn, query, sources, 4)
-        thread_conns.append(_recall_lexical._scratch())
+        found[query] = _recall_coverage.coverage(db.conn, query, sources, 4)
+        thread_conns.append(_recall_coverage._scratch())
 
     threads = [threading.Thread(target=work, args=(query,)) for query in QUERIES]
     for thread in threads:
@@ -97,6 +97,6 @@ def test_each_thread_has_its_own_scratch_and_the_connection_gets_nothing(db: Mem
     # The search's own connection has no scratch table (the temp schema stays empty) ...
     assert db.conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
     # ... and this thread's scratch index is empty between searches.
-    scratch = _recall_lexical._scratch()
+    scratch = _recall_coverage._scratch()
     rows = scratch.execute("SELECT rowid FROM cover WHERE cover MATCH ?", ('"priya"',)).fetchall()
     assert rows == []
