@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from zkr.retrieval._bounds import scope_has_live_source
 from zkr.retrieval._fusion import Target
 from zkr.retrieval._lexical import _resolve
-from zkr.retrieval._recall_coverage import coverage
+from zkr.retrieval._recall_coverage import covered_first, prefixes
 from zkr.retrieval._recall_query import recall_match
 from zkr.retrieval._recall_tuning import DEFAULT_TUNING, RecallTuning
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
@@ -325,13 +325,15 @@ def recall_lexical(
         )  # fmt: skip
         if as_of is not None:
             sources = _known_then(conn, sources, match, params)
-        elif tuning.coverage_floor < 1.0:
+        if as_of is None and tuning.coverage_floor < 1.0:
             # (As of a past time the context column is left out and a statement may hold a
             # later claim: the order stays bm25's there.)
-            sources, more = _covered_first(
+            first = covered_first(
                 conn, query, sources, more, page.bm25, page.neighbours_only, tuning, held
             )
-        ranking = _targets(conn, sources, rows, wanted, params, as_of is None, page, told)
+        else:
+            first = prefixes(sources)
+        ranking = _targets(conn, first, rows, wanted, params, as_of is None, page, told)
         if len(ranking) >= wanted or not more:
             return ranking[:wanted]
         rows *= 4  # some sources resolved to nothing (a retracted claim's capture): read deeper
@@ -387,7 +389,7 @@ class _Told:
 
 def _targets(
     conn: sqlite3.Connection,
-    sources: list[str],
+    first: Callable[[int], list[str]],
     rows: int,
     wanted: int,
     params: dict[str, object],
@@ -395,14 +397,14 @@ def _targets(
     page: _Page,
     told: _Told,
 ) -> list[Target]:
-    """*sources* resolved to distinct targets, in order: the first *rows* sources, then (only
-    when they fell short of *wanted*) the rest in blocks. *current* (no ``as_of``): a capture
-    whose claims were all corrected stands for their current versions."""
+    """The sources (*first* gives the first *n*) resolved to distinct targets, in order: the
+    first *rows* sources, then (only when they fell short of *wanted*) the rest in blocks.
+    *current* (no ``as_of``): a capture whose claims were all corrected stands for their current
+    versions."""
     ranking: list[Target] = []
     seen: set[Target] = set()
     start, block = 0, rows
-    while start < len(sources) and len(ranking) < wanted:
-        chunk = sources[start : start + block]
+    while len(ranking) < wanted and (chunk := first(start + block)[start:]):
         start, block = start + len(chunk), block * 4
         resolved = _resolve(conn, chunk, params, not current)
         corrected = [source_id for source_id in chunk if resolved.get(source_id) == []]
@@ -420,35 +422,3 @@ def _targets(
                     ranking.append(target)
                     told.note(target, source_id, page)
     return ranking
-
-
-def _covered_first(
-    conn: sqlite3.Connection,
-    query: str,
-    sources: list[str],
-    more: bool,
-    bm25: dict[str, float],
-    neighbours_only: set[str],
-    tuning: RecallTuning,
-    held: dict[str, int] | None = None,
-) -> tuple[list[str], bool]:
-    """*sources* (a page of :func:`_scored_sources`, best first) ordered again by (own matches
-    first, bm25 times the coverage factor (:data:`COVERAGE_FLOOR`), id), their *bm25* scores
-    scaled in place; and whether more may follow.
-
-    A factor never exceeds 1 and bm25 here is negative (lower is better), so a row past the page
-    scores no better than the page's last row did unscaled: only the rows that now score better
-    than that are settled, the others are left for a deeper page (*more* stays true). *held*
-    keeps the words each row holds between the pages of one search."""
-    shares = coverage(conn, query, sources, tuning.prefix_from, held)
-    if not shares:
-        return sources, more
-    last = sources[-1]
-    boundary = (last in neighbours_only, bm25[last])
-    floor = tuning.coverage_floor
-    for source_id, share in shares.items():
-        bm25[source_id] *= floor + (1.0 - floor) * share
-    ordered = sorted(sources, key=lambda s: (s in neighbours_only, bm25[s], s))
-    if more:
-        ordered = [s for s in ordered if (s in neighbours_only, bm25[s]) < boundary]
-    return ordered, more
