@@ -336,8 +336,14 @@ def test_a_search_without_a_vector_needs_an_installed_embedder(mem: Any) -> None
         mem.search("anything", model="nobody", version="1")
 
 
-def test_a_started_scan_answers_what_dense_ranks_answers(mem: Any, db: MemoryDb) -> None:
+@pytest.mark.parametrize("inline_rows", [0, 20_000])  # on the worker, and on the caller's thread
+def test_a_started_scan_answers_what_dense_ranks_answers(
+    mem: Any, db: MemoryDb, monkeypatch: pytest.MonkeyPatch, inline_rows: int
+) -> None:
+    from zkr.embeddings import dense
     from zkr.embeddings.dense import dense_ranks, dense_ranks_started
+
+    monkeypatch.setattr(dense, "INLINE_SCAN_ROWS", inline_rows)
 
     for text, vector in (("first", [1.0, 0.0]), ("second", [0.6, 0.8]), ("third", [0.0, 1.0])):
         ids = mem.raw(text)
@@ -350,8 +356,14 @@ def test_a_started_scan_answers_what_dense_ranks_answers(mem: Any, db: MemoryDb)
     assert len(expected) == 3
 
 
-def test_a_started_scan_raises_its_refusal_only_when_asked(mem: Any, db: MemoryDb) -> None:
+@pytest.mark.parametrize("inline_rows", [0, 20_000])
+def test_a_started_scan_raises_its_refusal_only_when_asked(
+    mem: Any, db: MemoryDb, monkeypatch: pytest.MonkeyPatch, inline_rows: int
+) -> None:
+    from zkr.embeddings import dense
     from zkr.embeddings.dense import dense_ranks_started
+
+    monkeypatch.setattr(dense, "INLINE_SCAN_ROWS", inline_rows)
 
     ids = mem.raw("three dims")
     mem.embed("evidence", ids.evidence_id, [1.0, 0.0, 0.0])

@@ -159,12 +159,16 @@ def dense_ranks_started(
     The lane is read here, on *conn*'s thread; only the scan (:meth:`DenseLane.rank`: the matrix
     product, which releases the GIL) runs on the worker, so a caller can run its SQL meanwhile
     (SQLite releases the GIL too): a recall search ranks its lexical list while the 100,000 x
-    384 product runs. Same arithmetic, same scores as :func:`dense_ranks`. A refusal (a bad query
-    vector, no lane) is raised when the result is asked for, where :func:`dense_ranks` would have
-    raised it, not before the caller's own work.
+    384 product runs (a lane under :data:`INLINE_SCAN_ROWS` rows is scanned here). Same
+    arithmetic, same scores as :func:`dense_ranks`. A refusal (a bad query vector, no lane) is
+    raised when the result is asked for, where :func:`dense_ranks` would have raised it, not
+    before the caller's own work.
     """
     try:
         lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
+        if lane.high < INLINE_SCAN_ROWS:
+            ranks = lane.rank(vector)
+            return lambda: ranks
     except Exception as exc:
         refused = exc
 
@@ -202,6 +206,9 @@ def row_scores(
 
 
 _SCANNER: list[ThreadPoolExecutor] = []
+#: A lane of fewer rows is scanned on the caller's thread: handing a scan of a few thousand rows
+#: to the worker and back cost more than the scan (a recall hybrid search at 1,000 memories).
+INLINE_SCAN_ROWS = 20_000
 
 
 def _scanner() -> ThreadPoolExecutor:

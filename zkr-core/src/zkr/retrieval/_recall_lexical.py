@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from _thread import _local as _thread_local
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from zkr.retrieval._bounds import scope_has_live_source
 from zkr.retrieval._fusion import Target
 from zkr.retrieval._lexical import _resolve
-from zkr.retrieval._recall_query import recall_concepts, recall_match
+from zkr.retrieval._recall_coverage import covered_first, prefixes
+from zkr.retrieval._recall_query import recall_match
 from zkr.retrieval._recall_tuning import DEFAULT_TUNING, RecallTuning
 from zkr.store.analysis import RECALL_TOKENIZER, index_text
 from zkr.store.live_rows import SUPPORTED_CLAIMS
@@ -26,74 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["recall_lexical"]
 
 _SUPPORTS = "'\"supports\"'"
-
-
-# The rows of :ids (sources) as the recall index holds them, each under its source's rowid.
-_ROWS = """
-SELECT s.rowid, s.id, f.content, f.statement, f.context
-FROM json_each(:ids) AS j CROSS JOIN sources AS s ON s.id = j.value
-CROSS JOIN recall_fts AS f ON f.rowid = s.rowid
-"""
-# A scratch copy of a page's rows with the recall index's tokenizer and columns, contentless:
-# only which rows match is asked of it.
-_COVER_SCRATCH = (
-    "CREATE VIRTUAL TABLE cover USING fts5(content, statement, context, content='',"
-    f' tokenize="{RECALL_TOKENIZER}")'
-)
-
-
-_COVERED = "SELECT rowid FROM cover WHERE cover MATCH ?"
-# _thread's local is threading.local (its C type), without importing threading at start-up.
-_SCRATCH_BY_THREAD = _thread_local()
-
-
-def _scratch() -> sqlite3.Connection:
-    """This thread's scratch database (in memory, one empty ``cover`` table between searches)."""
-    scratch: sqlite3.Connection | None = getattr(_SCRATCH_BY_THREAD, "conn", None)
-    if scratch is None:
-        scratch = sqlite3.connect(":memory:", isolation_level=None)
-        scratch.execute(_COVER_SCRATCH)
-        _SCRATCH_BY_THREAD.conn = scratch
-    return scratch
-
-
-def _coverage(
-    conn: sqlite3.Connection, query: str, sources: Sequence[str], prefix_from: int
-) -> dict[str, float]:
-    """The share of the query's words (:func:`recall_concepts`) each source's row holds; empty
-    when the query has fewer than two words (a match then holds all of it).
-
-    bm25 sums its words' scores, so one rare word — or a predicate's several spellings, each
-    counted — can outweigh a memory that holds every word asked: "where does Priya work?" was
-    answered by the person's own employer claim above ``Priya works_at …``.
-
-    Whether a row matches an FTS5 expression depends on that row's tokens alone, so the page's
-    rows are copied into a scratch index with the same tokenizer and each word is matched there.
-    Matching each word against the recall index itself, one seek per row, expanded every prefix
-    word over the whole index once per row: 70 % of a recall search at 100k memories (issue 27.5).
-    The scratch index lives in a private in-memory database, not in *conn*'s temp schema: writing
-    there made each search's read transaction create and delete a temp journal file.
-    """
-    concepts = recall_concepts(query, prefix_from)
-    if len(concepts) < 2 or not sources:
-        return {}
-    held = dict.fromkeys(sources, 0)
-    rows = conn.execute(_ROWS, {"ids": json.dumps(list(held))}).fetchall()
-    source_of = {row[0]: row[1] for row in rows}
-    scratch = _scratch()
-    try:
-        scratch.execute("BEGIN")
-        scratch.executemany(
-            "INSERT INTO cover(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
-            (row[:1] + row[2:] for row in rows),
-        )
-        for concept in concepts:
-            for (rowid,) in scratch.execute(_COVERED, (concept,)):
-                held[source_of[rowid]] += 1
-    finally:
-        if scratch.in_transaction:  # empty again for the next search
-            scratch.execute("ROLLBACK")
-    return {source_id: count / len(concepts) for source_id, count in held.items()}
 
 
 # Each row's score with every column, whether it matches by its own words at all (the score
@@ -119,6 +51,16 @@ ORDER BY own DESC, score, s.id LIMIT :limit
 _LOCATE = "SELECT rowid, id, tenant_id, person_id, deleted_at FROM sources WHERE rowid IN ({marks})"
 
 
+class _Fetched:
+    """The rows of :data:`_PAGE` one search has read (the first *limit* of its order)."""
+
+    __slots__ = ("limit", "rows")
+
+    def __init__(self) -> None:
+        self.limit = 0
+        self.rows: list[tuple[int, float, int, int]] = []
+
+
 def _scored_sources(
     conn: sqlite3.Connection,
     match: str,
@@ -129,6 +71,7 @@ def _scored_sources(
     scores: dict[str, float] | None = None,
     context_only: set[str] | None = None,
     stated: set[str] | None = None,
+    fetched: _Fetched | None = None,
 ) -> tuple[list[str], bool]:
     """The first live sources of the scope by (own match first, bm25, id), at least *rows* of
     them when that many exist; and whether more may exist after them.
@@ -140,7 +83,8 @@ def _scored_sources(
     (a superseded claim's capture, claims shared by several captures) uses them instead of
     ranking every match again. *scores*, when given, receives each returned source's bm25 score
     (FTS5's: lower is better); *context_only* the returned sources that match only through their
-    neighbours' text; *stated* those whose claims' statements match.
+    neighbours' text; *stated* those whose claims' statements match. *fetched* keeps the ranked
+    rows read for one search between its pages (:func:`_first_rows`).
     """
     params = {
         "match": match,
@@ -149,11 +93,10 @@ def _scored_sources(
         "tenant": tenant_id,
         "person": person_id,
     }
-    page_size = max(64, 4 * rows)
-    page = conn.execute(_PAGE, {**params, "limit": page_size}).fetchall()
+    page = _first_rows(conn, params, max(64, 4 * rows), fetched)
     if not page:
         return [], False
-    complete = len(page) < page_size
+    complete = len(page) < max(64, 4 * rows)
     found = _settled_in_scope(conn, page, complete, tenant_id, person_id)
     if complete or len(found) >= rows:
         found.sort()
@@ -163,6 +106,25 @@ def _scored_sources(
     ranked = conn.execute(_SCOPED, {**params, "limit": rows + 1}).fetchall()
     _note(ranked[:rows], scores, context_only, stated)
     return [row[0] for row in ranked[:rows]], len(ranked) > rows
+
+
+def _first_rows(
+    conn: sqlite3.Connection, params: dict[str, object], size: int, fetched: _Fetched | None
+) -> list[tuple[int, float, int, int]]:
+    """The first *size* rows of :data:`_PAGE`'s order (all of them when fewer match).
+
+    The statement ranks every match whatever its limit (a limit of 256 costs about what 64 does),
+    so it reads four pages at once and keeps them in *fetched* for the deeper pages the same
+    search may ask next: ranking again cost a recall search at 100k a third more on average. The
+    first *size* rows of a deeper read settle the same rows as a read of *size*: only rows
+    strictly better than the page's last key are settled, and that key does not depend on how
+    ties are broken.
+    """
+    fetched = _Fetched() if fetched is None else fetched
+    if fetched.limit < size and len(fetched.rows) == fetched.limit:  # more may match
+        fetched.limit = 4 * size
+        fetched.rows = conn.execute(_PAGE, {**params, "limit": fetched.limit}).fetchall()
+    return fetched.rows[:size]
 
 
 def _settled_in_scope(
@@ -345,21 +307,24 @@ def recall_lexical(
         params["recorded_at"] = as_of.recorded_at
     told = _Told(scored, context_only, stated)
     rows = wanted
+    fetched, held = _Fetched(), dict[str, int]()  # kept between the pages of this search
     while True:
         page = _Page()
         sources, more = _scored_sources(
             conn, match, tenant_id, person_id, rows, tuning, page.bm25, page.neighbours_only,
-            page.statements,
+            page.statements, fetched,
         )  # fmt: skip
         if as_of is not None:
             sources = _known_then(conn, sources, match, params)
-        elif tuning.coverage_floor < 1.0:
+        if as_of is None and tuning.coverage_floor < 1.0:
             # (As of a past time the context column is left out and a statement may hold a
             # later claim: the order stays bm25's there.)
-            sources, more = _covered_first(
-                conn, query, sources, more, page.bm25, page.neighbours_only, tuning
+            first = covered_first(
+                conn, query, sources, more, page.bm25, page.neighbours_only, tuning, held
             )
-        ranking = _targets(conn, sources, rows, wanted, params, as_of is None, page, told)
+        else:
+            first = prefixes(sources)
+        ranking = _targets(conn, first, rows, wanted, params, as_of is None, page, told)
         if len(ranking) >= wanted or not more:
             return ranking[:wanted]
         rows *= 4  # some sources resolved to nothing (a retracted claim's capture): read deeper
@@ -415,7 +380,7 @@ class _Told:
 
 def _targets(
     conn: sqlite3.Connection,
-    sources: list[str],
+    first: Callable[[int], list[str]],
     rows: int,
     wanted: int,
     params: dict[str, object],
@@ -423,14 +388,14 @@ def _targets(
     page: _Page,
     told: _Told,
 ) -> list[Target]:
-    """*sources* resolved to distinct targets, in order: the first *rows* sources, then (only
-    when they fell short of *wanted*) the rest in blocks. *current* (no ``as_of``): a capture
-    whose claims were all corrected stands for their current versions."""
+    """The sources (*first* gives the first *n*) resolved to distinct targets, in order: the
+    first *rows* sources, then (only when they fell short of *wanted*) the rest in blocks.
+    *current* (no ``as_of``): a capture whose claims were all corrected stands for their current
+    versions."""
     ranking: list[Target] = []
     seen: set[Target] = set()
     start, block = 0, rows
-    while start < len(sources) and len(ranking) < wanted:
-        chunk = sources[start : start + block]
+    while len(ranking) < wanted and (chunk := first(start + block)[start:]):
         start, block = start + len(chunk), block * 4
         resolved = _resolve(conn, chunk, params, not current)
         corrected = [source_id for source_id in chunk if resolved.get(source_id) == []]
@@ -448,33 +413,3 @@ def _targets(
                     ranking.append(target)
                     told.note(target, source_id, page)
     return ranking
-
-
-def _covered_first(
-    conn: sqlite3.Connection,
-    query: str,
-    sources: list[str],
-    more: bool,
-    bm25: dict[str, float],
-    neighbours_only: set[str],
-    tuning: RecallTuning,
-) -> tuple[list[str], bool]:
-    """*sources* (a page of :func:`_scored_sources`, best first) ordered again by (own matches
-    first, bm25 times the coverage factor (:data:`COVERAGE_FLOOR`), id), their *bm25* scores
-    scaled in place; and whether more may follow.
-
-    A factor never exceeds 1 and bm25 here is negative (lower is better), so a row past the page
-    scores no better than the page's last row did unscaled: only the rows that now score better
-    than that are settled, the others are left for a deeper page (*more* stays true)."""
-    coverage = _coverage(conn, query, sources, tuning.prefix_from)
-    if not coverage:
-        return sources, more
-    last = sources[-1]
-    boundary = (last in neighbours_only, bm25[last])
-    floor = tuning.coverage_floor
-    for source_id, share in coverage.items():
-        bm25[source_id] *= floor + (1.0 - floor) * share
-    ordered = sorted(sources, key=lambda s: (s in neighbours_only, bm25[s], s))
-    if more:
-        ordered = [s for s in ordered if (s in neighbours_only, bm25[s]) < boundary]
-    return ordered, more
