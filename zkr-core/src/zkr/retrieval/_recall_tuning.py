@@ -28,9 +28,11 @@ __all__ = [
     "COVERAGE_FLOOR",
     "DEFAULT_TUNING",
     "MIN_CANDIDATES",
+    "MODEL_TUNING",
     "OWN_Z",
     "STATEMENT_WEIGHT",
     "RecallTuning",
+    "model_tuning",
 ]
 
 #: bm25 weight of the context column (neighbours' text); capture text and statements weigh 1.
@@ -78,3 +80,21 @@ class RecallTuning(NamedTuple):
 
 
 DEFAULT_TUNING = RecallTuning()
+
+
+#: The hybrid fusion calibrated per embedding model: the tuning a lane of the model (the search's
+#: ``query_embedding.model``) uses in place of :data:`DEFAULT_TUNING`, whose weights were chosen
+#: with multilingual-e5-small. A z-unit of one model is not worth one of another's (e5 compresses
+#: every cosine into 0.75-1.0, MiniLM spreads them): all-MiniLM-L6-v2 ranks best with a larger
+#: dense part, a lexical share of 0.45 (LoCoMo's development conversations 0-4, categories 1-4:
+#: any@10 85.7 -> 86.4 %, every share in 0.425-0.5 at 86.1-86.4 %; ``docs/embeddings.md``). A
+#: model missing here gets the defaults; searches without a dense lane do not change.
+MODEL_TUNING: dict[str, RecallTuning] = {
+    "sentence-transformers/all-MiniLM-L6-v2": DEFAULT_TUNING._replace(lexical_share=0.45),
+}
+
+
+def model_tuning(model: str, tuning: RecallTuning = DEFAULT_TUNING) -> RecallTuning:
+    """The tuning for a lane of *model*: its calibration (:data:`MODEL_TUNING`) in place of the
+    shipped *tuning*; a tuning a caller chose (a benchmark's sweep) is kept as it is."""
+    return MODEL_TUNING.get(model, tuning) if tuning is DEFAULT_TUNING else tuning
