@@ -29,7 +29,7 @@ E5 = "intfloat/multilingual-e5-small"
 
 def test_minilm_fuses_with_a_larger_dense_part_and_nothing_else_changes() -> None:
     tuned = model_tuning(MINILM)
-    assert tuned.lexical_share == 0.45 < LEXICAL_SHARE
+    assert tuned.lexical_share == 0.5 < LEXICAL_SHARE
     assert tuned._replace(lexical_share=LEXICAL_SHARE) == DEFAULT_TUNING
 
 
@@ -78,4 +78,4 @@ def test_a_search_fuses_with_its_lane_models_calibration(
     search(db, "qqqq", query_embedding={"model": MINILM, "version": "test"})
     search(db, "qqqq", query_embedding={"model": "test/letters", "version": "1"})
     search(db, "qqqq")  # lexical only: the whole share is the keywords'
-    assert shares == [0.45, LEXICAL_SHARE, 1.0]
+    assert shares == [0.5, LEXICAL_SHARE, 1.0]
