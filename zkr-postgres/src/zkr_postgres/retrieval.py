@@ -457,7 +457,9 @@ def _fuse(
     """zkr's score fusion (:func:`zkr.retrieval.replica_parts.fuse_scores`) of the lists, with
     the inputs zkr's recall search gives it: lexical only, or hybrid with the dense z-scores,
     the neighbours' z-scores, the session and date terms, and the keyword trust."""
-    tuning = core.DEFAULT_TUNING
+    # Calibrated per embedding model, as zkr's recall search (zkr.retrieval._recall_tuning).
+    embedding = request.query_embedding
+    tuning = core.model_tuning(embedding.model) if embedding is not None else core.DEFAULT_TUNING
     entries = [(t, *lexical.scored[t]) for t in lexical.targets]
     anchors = [lexical.scored[t][1] for t in lexical.targets]
     if dense is None:

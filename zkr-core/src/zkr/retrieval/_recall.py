@@ -54,6 +54,7 @@ from zkr.retrieval._recall_tuning import (
     DEFAULT_TUNING,
     MIN_CANDIDATES,
     RecallTuning,
+    model_tuning,
 )
 from zkr.retrieval.fusion import DENSE_WEIGHT, LEXICAL_WEIGHT, RRF_K, fuse_scores, fuse_weighted
 from zkr.retrieval.keyword_trust import HEAD, keyword_trust
@@ -95,6 +96,9 @@ def recall_search(
     tenant_id, person_id, as_of = request.tenant_id, request.person_id, request.as_of
     # With as_of too: the dense lane's rows are then mapped to what was visible at that time.
     hybrid = request.query_embedding is not None
+    if request.query_embedding is not None:
+        # The fusion is calibrated per embedding model (zkr.retrieval._recall_tuning.MODEL_TUNING).
+        tuning = model_tuning(request.query_embedding.model, tuning)
     # A lexical search whose query names a date ranks its candidates by score, with the date's lift.
     dated = () if hybrid or not tuning.date_weight else query_date_spans(request.query)
     nested = db.conn.in_transaction

@@ -28,9 +28,11 @@ __all__ = [
     "COVERAGE_FLOOR",
     "DEFAULT_TUNING",
     "MIN_CANDIDATES",
+    "MODEL_TUNING",
     "OWN_Z",
     "STATEMENT_WEIGHT",
     "RecallTuning",
+    "model_tuning",
 ]
 
 #: bm25 weight of the context column (neighbours' text); capture text and statements weigh 1.
@@ -78,3 +80,23 @@ class RecallTuning(NamedTuple):
 
 
 DEFAULT_TUNING = RecallTuning()
+
+
+#: The hybrid fusion calibrated per embedding model: the tuning a lane of the model (the search's
+#: ``query_embedding.model``) uses in place of :data:`DEFAULT_TUNING`, whose weights were chosen
+#: with multilingual-e5-small. A z-unit of one model is not worth one of another's (e5 compresses
+#: every cosine into 0.75-1.0, MiniLM spreads them): all-MiniLM-L6-v2 ranks better with a larger
+#: dense part. Its lexical share, 0.5, is where both sets agree (``docs/embeddings.md``): on
+#: LoCoMo's development conversations (0-4, categories 1-4) any@10 is 86.1-86.4 % for every share
+#: in 0.425-0.5 against 85.7 % at 0.55, and on the everyday set (``benchmarks/everyday.py``) a
+#: share below 0.5 loses hit@1 (81.4 % at 0.525-0.6, 80.0 at 0.5, 78.6 at 0.4-0.475). A model
+#: missing here gets the defaults; searches without a dense lane do not change.
+MODEL_TUNING: dict[str, RecallTuning] = {
+    "sentence-transformers/all-MiniLM-L6-v2": DEFAULT_TUNING._replace(lexical_share=0.5),
+}
+
+
+def model_tuning(model: str, tuning: RecallTuning = DEFAULT_TUNING) -> RecallTuning:
+    """The tuning for a lane of *model*: its calibration (:data:`MODEL_TUNING`) in place of the
+    shipped *tuning*; a tuning a caller chose (a benchmark's sweep) is kept as it is."""
+    return MODEL_TUNING.get(model, tuning) if tuning is DEFAULT_TUNING else tuning

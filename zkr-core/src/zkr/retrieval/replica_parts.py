@@ -8,6 +8,7 @@ module only names what is promised:
 * the index's terms (:func:`recall_terms` for a stored text, :func:`fts_tokens` for a query's
   already analysed words) and the query's words (:func:`recall_words`);
 * the lexical list's parameters (:data:`DEFAULT_TUNING`: column weights, coverage floor, own z);
+  a hybrid search's, calibrated per embedding model (:func:`model_tuning`);
 * the fusion (:func:`fuse_scores`, :func:`keyword_trust`, :func:`query_date_spans`) and what it
   reads around a memory (:data:`SPREAD` neighbours within :data:`SESSION_GAP_SECONDS`, z-scores
   spread at least :data:`MIN_SPREAD`);
@@ -34,7 +35,7 @@ from zkr.retrieval._recall import (
     fuse_weighted,
 )
 from zkr.retrieval._recall_query import RecallWord, recall_words
-from zkr.retrieval._recall_tuning import DEFAULT_TUNING
+from zkr.retrieval._recall_tuning import DEFAULT_TUNING, model_tuning
 from zkr.retrieval._search import FULL_RELEVANCE, NO_MATCH_GAP
 from zkr.retrieval.fusion import fuse_scores
 from zkr.retrieval.keyword_trust import HEAD as TRUST_HEAD
@@ -68,6 +69,7 @@ __all__ = [
     "fuse_scores",
     "fuse_weighted",
     "keyword_trust",
+    "model_tuning",
     "query_date_spans",
     "recall_terms",
     "recall_words",
