@@ -54,7 +54,7 @@ import run
 
 STEPS = ("build", "lexical", "hybrid", "remember")
 VECTORS_NOTE = (
-    "timing-only vectors: seeded random unit 384-d float32 (lane bench-random/unit-384), as"
+    "seeded random unit 384-d float32 (lane bench-random/unit-384), for timing only, as"
     " benchmarks/run.py's; the embedder's speed is measured by benchmarks/embedders.py"
 )
 
