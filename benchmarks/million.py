@@ -113,6 +113,7 @@ def build(args: argparse.Namespace, target: Build) -> dict[str, Any]:
         target.save()
     target.record["database"] = run.database_stats(target.db)
     target.save()
+    meta(args, target)  # here, not in a timed step: the replay takes seconds at a million
     return target.record
 
 
