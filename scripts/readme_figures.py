@@ -180,9 +180,14 @@ def _per_cpu(value: Any) -> str:
     return "–" if value is None else f"{value:,.0f} per CPU-second"
 
 
-def _load(figure: Any, key: str) -> str:
-    load = _get(figure, key) if isinstance(figure, dict) else None
-    return f"{load[0]:.1f}" if load else "–"
+def _load(figure: Any) -> str:
+    """The 1-minute load average before and after a step (``–`` when not recorded)."""
+    if not isinstance(figure, dict):
+        return "–"
+    before = figure.get("load_average_before")
+    after = figure.get("load_average_after") or figure.get("load_average")
+    ends = [f"{load[0]:.1f}" for load in (before, after) if load]
+    return "–".join(ends) if ends else "–"
 
 
 def _search_cells(part: Any) -> list[str]:
@@ -195,7 +200,7 @@ def _search_cells(part: Any) -> list[str]:
         _ms(_get(part, "serve_cpu_ms_per_request", "zkr")),
         f"{_ratio(over.get('median'))} / {_ratio(over.get('p95'))}",
         _ms(_get(part, "first_request_ms", "zkr")),
-        _load(part, "load_average_before"),
+        _load(part),
     ]
 
 
@@ -206,13 +211,15 @@ def _million_table(report: Report) -> list[str]:
     database = _get(build, "database", "file_mb")
     size = _mb(database) if database is not None else "–"
     lines = [
-        "| step | result | load (1 min) |",
+        "| step | result | load (1 min, before–after) |",
         "|---|---|---|",
         f"| `zkr import` of {report.get('size', 0):,} memories, wall (CPU) | "
-        f"{_wall_cpu(imported)}, {_per_cpu(imported.get('rows_per_cpu_s'))}, "
-        f"database {size} | {_load(imported, 'load_average_before')} |",
+        f"{_wall_cpu(imported)}, {_per_cpu(imported.get('rows_per_cpu_s'))} | "
+        f"{_load(imported)} |",
         f"| the vector lane ({vectors.get('count', 0):,} × {vectors.get('dimension', '?')}-d),"
-        f" wall (CPU) | {_wall_cpu(vectors)} | {_load(vectors, 'load_average_before')} |",
+        f" {vectors.get('through_embed', 0):,} through `embed`, wall (CPU) |"
+        f" {_wall_cpu(vectors)} | {_load(vectors)} |",
+        f"| the database file, memories and lane | {size} | |",
     ]
     remember = report.get("remember")
     if remember:
@@ -221,16 +228,18 @@ def _million_table(report: Report) -> list[str]:
             f"{_rate(remember.get('per_second_wall'))} "
             f"({_ms(remember.get('cpu_ms_per_remember'))} CPU each, "
             f"{_per_cpu(remember.get('per_cpu_second'))}) | "
-            f"{_load(remember, 'load_average_before')} |"
+            f"{_load(remember)} |"
         )
     hybrid_memory = _get(report, "hybrid", "serve_memory_mb", "peak_rss_mb")
     if hybrid_memory is not None:
         lines.append(f"| `serve` peak RSS with the lane loaded (VmHWM) | {_mb(hybrid_memory)} | |")
+    if not {"lexical", "hybrid"} & set(report):
+        return lines
     lines.extend(
         [
             "",
             "| recall search through `serve`, limit 10 | median | p95 | serve CPU per request"
-            " | over the floor (median / p95) | first request | load (1 min) |",
+            " | over the floor (median / p95) | first request | load (1 min, before–after) |",
             "|---|---|---|---|---|---|---|",
         ]
     )
