@@ -200,6 +200,7 @@ def _search_cells(part: Any) -> list[str]:
         _ms(_get(part, "serve_cpu_ms_per_request", "zkr")),
         f"{_ratio(over.get('median'))} / {_ratio(over.get('p95'))}",
         _ms(_get(part, "first_request_ms", "zkr")),
+        str(_get(part, "serve_health", "errors")),
         _load(part),
     ]
 
@@ -239,13 +240,20 @@ def _million_table(report: Report) -> list[str]:
         [
             "",
             "| recall search through `serve`, limit 10 | median | p95 | serve CPU per request"
-            " | over the floor (median / p95) | first request | load (1 min, before–after) |",
-            "|---|---|---|---|---|---|---|",
+            " | over the floor (median / p95) | first request | error answers"
+            " | load (1 min, before–after) |",
+            "|---|---|---|---|---|---|---|---|",
         ]
     )
+    errors = []
     for part, label in (("lexical", "words only"), ("hybrid", "hybrid (words + vectors)")):
         if part in report:
             lines.append(f"| {label} | " + " | ".join(_search_cells(report[part])) + " |")
+            if _get(report[part], "serve_health", "first_error"):
+                errors.append(f"{label}: “{report[part]['serve_health']['first_error']}”")
+    if errors:
+        # An error answer's wall time is in the medians and p95s: the request was waited for.
+        lines.extend(["", f"Error answers (their time counts above): {'; '.join(errors)}."])
     return lines
 
 
