@@ -190,6 +190,11 @@ def _load(figure: Any) -> str:
     return "–".join(ends) if ends else "–"
 
 
+def _first(value: Any) -> str:
+    """A first request in ms, or in seconds once it is long enough to be waited for."""
+    return _seconds(value / 1000) if value is not None and value >= 10_000 else _ms(value)
+
+
 def _search_cells(part: Any) -> list[str]:
     """Median and p95 wall, CPU per request, ratios to the floors, first request, load."""
     wall = _get(part, "wall", "zkr") or {}
@@ -199,7 +204,7 @@ def _search_cells(part: Any) -> list[str]:
         _ms(wall.get("p95_ms")),
         _ms(_get(part, "serve_cpu_ms_per_request", "zkr")),
         f"{_ratio(over.get('median'))} / {_ratio(over.get('p95'))}",
-        _ms(_get(part, "first_request_ms", "zkr")),
+        _first(_get(part, "first_request_ms", "zkr")),
         str(_get(part, "serve_health", "errors")),
         _load(part),
     ]
@@ -239,7 +244,8 @@ def _million_table(report: Report) -> list[str]:
     lines.extend(
         [
             "",
-            "| recall search through `serve`, limit 10 | median | p95 | serve CPU per request"
+            "| recall search through `serve`, limit 10 | median | p95"
+            " | serve CPU per request (mean)"
             " | over the floor (median / p95) | first request | error answers"
             " | load (1 min, before–after) |",
             "|---|---|---|---|---|---|---|---|",
@@ -305,7 +311,7 @@ def render(reports: dict[str, Report]) -> str:
         commits = sorted(set((million.get("commits") or {}).values()))
         days = sorted({stamp[:10] for stamp in (million.get("started_at") or {}).values()})
         lines.append(
-            f"A million memories (`benchmarks/million.py` of {', '.join(days)} at commit"
+            f"A million memories (`benchmarks/million.py` of {', '.join(days)}, its steps run at"
             f" {', '.join(f'`{commit}`' for commit in commits)}): one database built by"
             " `zkr import` (the bulk path), then searched and written through one `zkr serve`;"
             f" vectors: {_get(million, 'build', 'vectors', 'note') or 'as run.py'}."
