@@ -24,7 +24,9 @@ Options: ``--size 1000000 --seed 1 --queries-per-class 15 --repeats 1 --remember
   lines, floors and per-request statistics) through one ``zkr serve`` of the built database: first
   request, median and p95 wall per request, the serve process's CPU per request, the same run's
   floors and ratios, load before and after, and the serve process's VmHWM/VmRSS after the part
-  (after ``hybrid``: with the lane loaded).
+  (after ``hybrid``: with the lane loaded). The first hybrid request after the build also writes
+  the lane's projection file beside the database (``<db>.zkr-projections/``, ``zkr.store.sidecars``)
+  from the lane's rows: it is the first hybrid search a freshly built database answers.
 * ``remember``: ``benchmarks/remember_serve.py``'s sequential request/answer loop (``run.py``'s
   ``remember`` requests) through one ``zkr serve``, into the built database itself (a copy of a
   million memories costs minutes of disk; the step refuses to run twice on one build, whose
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -78,8 +81,12 @@ class Build:
         self.record_path.write_text(json.dumps(self.record, indent=1) + "\n")
 
     def drop(self) -> None:
+        from zkr.store.sidecars import SIDECAR_SUFFIX
+
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.db}{suffix}").unlink(missing_ok=True)
+        # The lane's projection file that serve's first hybrid search wrote (1.5 GB at 1M).
+        shutil.rmtree(f"{self.db}{SIDECAR_SUFFIX}", ignore_errors=True)
         self.record_path.unlink(missing_ok=True)
 
 

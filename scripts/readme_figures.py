@@ -257,6 +257,15 @@ def _million_table(report: Report) -> list[str]:
             lines.append(f"| {label} | " + " | ".join(_search_cells(report[part])) + " |")
             if _get(report[part], "serve_health", "first_error"):
                 errors.append(f"{label}: “{report[part]['serve_health']['first_error']}”")
+    if "hybrid" in report:
+        lines.extend(
+            [
+                "",
+                "The hybrid part's first request is the built database's first hybrid search: it"
+                " reads the lane from its rows and writes the lane's projection file"
+                " (`<db>.zkr-projections/`) before answering.",
+            ]
+        )
     if errors:
         # An error answer's wall time is in the medians and p95s: the request was waited for.
         lines.extend(["", f"Error answers (their time counts above): {'; '.join(errors)}."])
