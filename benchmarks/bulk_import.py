@@ -33,6 +33,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,45 +65,73 @@ def load_average() -> list[float]:
     return [round(value, 2) for value in os.getloadavg()]
 
 
+def requests(size: int, generator: corpus.TextGenerator) -> Iterator[dict[str, Any]]:
+    """*size* remember requests, the benchmark corpus's mix, drawn from *generator*'s ``rng``."""
+    rng = generator.rng
+    clock = corpus.START_TIME
+    for index in range(size):
+        clock += rng.randint(30, 2400)
+        person = (
+            corpus.OTHER_PERSON_ID if rng.random() < corpus.OTHER_PERSON_SHARE else corpus.PERSON_ID
+        )
+        memory = generator.with_claim() if rng.random() < corpus.CLAIM_SHARE else generator.raw()
+        line: dict[str, Any] = {
+            "tenant_id": corpus.TENANT_ID,
+            "person_id": person,
+            "kind": memory.kind,
+            "text": memory.text,
+            "captured_at": clock,
+            "recorded_at": clock + rng.randint(0, 25),
+        }
+        if memory.kind == "conversation" and rng.random() < 0.4:
+            line["ingestion_key"] = f"session-{index // 20}:turn-{index % 20}"
+        if memory.claim is not None:
+            line["claim"] = {
+                "subject": memory.claim.subject,
+                "predicate": memory.claim.predicate,
+                "value": memory.claim.value,
+                "kind": memory.claim.kind,
+                "valid_from": clock,
+            }
+        if memory.locator:
+            line["locator"] = memory.locator
+        yield line
+
+
 def write_lines(path: Path, size: int, seed: int) -> None:
     """*size* remember requests as JSON lines, the benchmark corpus's mix."""
-    rng = random.Random(seed)
-    generator = corpus.TextGenerator(rng)
-    clock = corpus.START_TIME
+    generator = corpus.TextGenerator(random.Random(seed))
     partial = path.with_suffix(".partial")
     with partial.open("w", encoding="utf-8") as out:
-        for index in range(size):
-            clock += rng.randint(30, 2400)
-            person = (
-                corpus.OTHER_PERSON_ID
-                if rng.random() < corpus.OTHER_PERSON_SHARE
-                else corpus.PERSON_ID
-            )
-            memory = (
-                generator.with_claim() if rng.random() < corpus.CLAIM_SHARE else generator.raw()
-            )
-            line: dict[str, Any] = {
-                "tenant_id": corpus.TENANT_ID,
-                "person_id": person,
-                "kind": memory.kind,
-                "text": memory.text,
-                "captured_at": clock,
-                "recorded_at": clock + rng.randint(0, 25),
-            }
-            if memory.kind == "conversation" and rng.random() < 0.4:
-                line["ingestion_key"] = f"session-{index // 20}:turn-{index % 20}"
-            if memory.claim is not None:
-                line["claim"] = {
-                    "subject": memory.claim.subject,
-                    "predicate": memory.claim.predicate,
-                    "value": memory.claim.value,
-                    "kind": memory.claim.kind,
-                    "valid_from": clock,
-                }
-            if memory.locator:
-                line["locator"] = memory.locator
+        for line in requests(size, generator):
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
     partial.rename(path)
+
+
+def lines_meta(size: int, seed: int) -> dict[str, Any]:
+    """What the searches of a corpus imported from ``lines_file(size, seed)`` draw their queries
+    from, as ``corpus.build_corpus`` returns it: the scope, the made-up words used at most three
+    times, up to 400 claim-less texts of the first person (the phrase queries' samples, chosen by
+    their own seeded draw so the lines stay the file's) and the last clock."""
+    generator = corpus.TextGenerator(random.Random(seed))
+    pick = random.Random(seed + 5)
+    samples: list[str] = []
+    clock = corpus.START_TIME
+    for line in requests(size, generator):
+        clock = line["captured_at"]
+        wanted = "claim" not in line and line["person_id"] == corpus.PERSON_ID
+        if wanted and len(samples) < 400 and pick.random() < 0.05:
+            samples.append(line["text"])
+    rare = sorted(word for word, count in generator.rare_counts.items() if count <= 3)
+    return {
+        "size": size,
+        "seed": seed,
+        "tenant_id": corpus.TENANT_ID,
+        "person_id": corpus.PERSON_ID,
+        "rare_words": rare[:2000],
+        "phrase_samples": samples,
+        "clock": clock,
+    }
 
 
 def lines_file(cache_dir: Path, size: int, seed: int) -> Path:

@@ -5,7 +5,8 @@
 
 ``benchmarks/reports/bench.json`` is a ``benchmarks/run.py`` report; ``locomo.json`` and
 ``everyday.json``, when present, are ``benchmarks/locomo.py`` and ``benchmarks/everyday.py``
-reports; ``bulk_import.json`` a ``benchmarks/bulk_import.py`` report. The table between the two
+reports; ``bulk_import.json`` a ``benchmarks/bulk_import.py`` report; ``million.json`` a
+``benchmarks/million.py`` report. The table between the two
 markers of README.md is a function of those files: a figure
 typed by hand, or a report replaced without re-rendering, fails ``tests/test_docs_truth.py``.
 """
@@ -168,6 +169,109 @@ def _import_table(report: Report) -> list[str]:
     return lines
 
 
+def _wall_cpu(figure: Any) -> str:
+    """A step's wall time with the CPU time beside it (``{"wall_s", "cpu_s"}``)."""
+    if not isinstance(figure, dict) or figure.get("wall_s") is None:
+        return "–"
+    return f"{_seconds(figure['wall_s'])} (CPU {_seconds(figure.get('cpu_s'))})"
+
+
+def _per_cpu(value: Any) -> str:
+    return "–" if value is None else f"{value:,.0f} per CPU-second"
+
+
+def _load(figure: Any) -> str:
+    """The 1-minute load average before and after a step (``–`` when not recorded)."""
+    if not isinstance(figure, dict):
+        return "–"
+    before = figure.get("load_average_before")
+    after = figure.get("load_average_after") or figure.get("load_average")
+    ends = [f"{load[0]:.1f}" for load in (before, after) if load]
+    return "–".join(ends) if ends else "–"
+
+
+def _first(value: Any) -> str:
+    """A first request in ms, or in seconds once it is long enough to be waited for."""
+    return _seconds(value / 1000) if value is not None and value >= 10_000 else _ms(value)
+
+
+def _search_cells(part: Any) -> list[str]:
+    """Median and p95 wall, CPU per request, ratios to the floors, first request, load."""
+    wall = _get(part, "wall", "zkr") or {}
+    over = _get(part, "zkr_over_floor") or {}
+    return [
+        _ms(wall.get("median_ms")),
+        _ms(wall.get("p95_ms")),
+        _ms(_get(part, "serve_cpu_ms_per_request", "zkr")),
+        f"{_ratio(over.get('median'))} / {_ratio(over.get('p95'))}",
+        _first(_get(part, "first_request_ms", "zkr")),
+        str(_get(part, "serve_health", "errors")),
+        _load(part),
+    ]
+
+
+def _million_table(report: Report) -> list[str]:
+    """``benchmarks/million.py``: one database of a million memories built by ``zkr import``."""
+    build = report.get("build", {})
+    imported, vectors = build.get("import", {}), build.get("vectors", {})
+    database = _get(build, "database", "file_mb")
+    size = _mb(database) if database is not None else "–"
+    lines = [
+        "| step | result | load (1 min, before–after) |",
+        "|---|---|---|",
+        f"| `zkr import` of {report.get('size', 0):,} memories, wall (CPU) | "
+        f"{_wall_cpu(imported)}, {_per_cpu(imported.get('rows_per_cpu_s'))} | "
+        f"{_load(imported)} |",
+        f"| the vector lane ({vectors.get('count', 0):,} × {vectors.get('dimension', '?')}-d),"
+        f" {vectors.get('through_embed', 0):,} through `embed`, wall (CPU) |"
+        f" {_wall_cpu(vectors)} | {_load(vectors)} |",
+        f"| the database file, memories and lane | {size} | |",
+    ]
+    remember = report.get("remember")
+    if remember:
+        lines.append(
+            f"| `remember` through `serve`, {remember.get('count', 0):,} one at a time | "
+            f"{_rate(remember.get('per_second_wall'))} "
+            f"({_ms(remember.get('cpu_ms_per_remember'))} CPU each, "
+            f"{_per_cpu(remember.get('per_cpu_second'))}) | "
+            f"{_load(remember)} |"
+        )
+    hybrid_memory = _get(report, "hybrid", "serve_memory_mb", "peak_rss_mb")
+    if hybrid_memory is not None:
+        lines.append(f"| `serve` peak RSS with the lane loaded (VmHWM) | {_mb(hybrid_memory)} | |")
+    if not {"lexical", "hybrid"} & set(report):
+        return lines
+    lines.extend(
+        [
+            "",
+            "| recall search through `serve`, limit 10 | median | p95"
+            " | serve CPU per request (mean)"
+            " | over the floor (median / p95) | first request | error answers"
+            " | load (1 min, before–after) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+    )
+    errors = []
+    for part, label in (("lexical", "words only"), ("hybrid", "hybrid (words + vectors)")):
+        if part in report:
+            lines.append(f"| {label} | " + " | ".join(_search_cells(report[part])) + " |")
+            if _get(report[part], "serve_health", "first_error"):
+                errors.append(f"{label}: “{report[part]['serve_health']['first_error']}”")
+    if "hybrid" in report:
+        lines.extend(
+            [
+                "",
+                "The hybrid part's first request is the built database's first hybrid search: it"
+                " reads the lane from its rows and writes the lane's projection file"
+                " (`<db>.zkr-projections/`) before answering.",
+            ]
+        )
+    if errors:
+        # An error answer's wall time is in the medians and p95s: the request was waited for.
+        lines.extend(["", f"Error answers (their time counts above): {'; '.join(errors)}."])
+    return lines
+
+
 def render(reports: dict[str, Report]) -> str:
     """The text between the markers."""
     lines = [BEGIN, ""]
@@ -211,6 +315,19 @@ def render(reports: dict[str, Report]) -> str:
             f" average {load[0]:.1f}; CPU time beside wall time):"
         )
         lines.extend(["", *_import_table(imported), ""])
+    million = reports.get("million")
+    if million is not None:
+        commits = sorted(set((million.get("commits") or {}).values()))
+        days = sorted({stamp[:10] for stamp in (million.get("started_at") or {}).values()})
+        lines.append(
+            f"A million memories (`benchmarks/million.py` of {', '.join(days)}, its steps run at"
+            f" {', '.join(f'`{commit}`' for commit in commits)}): one database built by"
+            " `zkr import` (the bulk path), then searched and written through one `zkr serve`;"
+            f" vectors: {_get(million, 'build', 'vectors', 'note') or 'as run.py'}."
+            " The floors are `benchmarks/recall_floor.py`'s (stemmed FTS5; + the numpy scan of"
+            " the lane for hybrid), measured in the same run:"
+        )
+        lines.extend(["", *_million_table(million), ""])
     lines.append(END)
     return "\n".join(lines)
 
