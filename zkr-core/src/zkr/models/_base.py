@@ -51,6 +51,21 @@ def _at(what: str) -> str:
     return f"{what} ({_EPOCH})."
 
 
+# Fields that many models share, typed and described once. A field keeps its place in its own
+# model (unlike a base class's fields, which pydantic puts first), so every record's JSON key
+# order stays the contract's.
+TenantId = Annotated[Text, Field(description=_TENANT)]
+PersonId = Annotated[Text, Field(description=_PERSON)]
+#: An embedding lane: the model and its version.
+LaneModel = Annotated[Text, Field(description="The embedding model of the lane.")]
+LaneVersion = Annotated[Text, Field(description="The model version of the lane.")]
+#: A page's cursor for the next one (``scopes``, ``memories``).
+NextCursor = Annotated[
+    str | None,
+    Field(description="Pass as cursor to read the next page; null when this page is the last."),
+]
+
+
 # ``defer_build``: a model's validator is built the first time it is used, not at import, so a
 # one-shot command pays only for the few models it touches (start-up time, issue 14).
 class _Request(BaseModel):
@@ -66,8 +81,16 @@ class _Record(BaseModel):
 class ScopedRequest(_Request):
     """A request inside one (tenant, person) scope; another scope's records look missing."""
 
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
+    tenant_id: TenantId
+    person_id: PersonId
+
+
+class ScopedRecord(_Record):
+    """A record of one (tenant, person) scope that opens with its scope (the export payload's key
+    order: pydantic puts a base's fields first)."""
+
+    tenant_id: TenantId
+    person_id: PersonId
 
 
 class TargetRef(_Request):

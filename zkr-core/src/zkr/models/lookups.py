@@ -11,10 +11,11 @@ from zkr.enums import (
     SourceKind,
 )
 from zkr.models._base import (
-    _PERSON,
-    _TENANT,
+    NextCursor,
     PageLimit,
+    PersonId,
     ScopedRequest,
+    TenantId,
     Text,
     _at,
     _Record,
@@ -98,7 +99,7 @@ class Capture(_Record):
 class ScopesRequest(_Request):
     """List the persons of one tenant (the scopes that hold or held memory), one page."""
 
-    tenant_id: Text = Field(description=_TENANT)
+    tenant_id: TenantId
     limit: PageLimit = 10
     cursor: Text | None = Field(
         default=None,
@@ -110,13 +111,11 @@ class ScopesRequest(_Request):
 class ScopeEntry(_Record):
     """One scope of the tenant."""
 
-    person_id: str = Field(description=_PERSON)
+    person_id: PersonId
 
 
 class ScopesPage(_Record):
     """One page of ``scopes``."""
 
     items: list[ScopeEntry] = Field(description="The persons, in ascending order of person_id.")
-    next_cursor: str | None = Field(
-        description="Pass as cursor to read the next page; null when this page is the last."
-    )
+    next_cursor: NextCursor
