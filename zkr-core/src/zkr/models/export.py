@@ -9,22 +9,28 @@ from typing import Any
 from pydantic import Field, StrictBool
 
 from zkr.enums import (
-    ClaimKind,
     ClaimStatus,
     EvidenceRelation,
-    SourceKind,
 )
 from zkr.models._base import (
     I64,
     U16,
     U32,
+    CapturedText,
+    CaptureKind,
     Count,
     FeedSequence,
     Index,
     MemoryRef,
     PersonId,
+    ReviewEvidence,
+    ReviewId,
     ScopedRecord,
     ScopedRequest,
+    StatementKind,
+    StatementPredicate,
+    StatementSubject,
+    StatementValue,
     TenantId,
     Text,
     TimeRange,
@@ -63,8 +69,8 @@ class SourceBody(_Record):
     tenant_id: TenantId
     person_id: PersonId
     revision: I64 = Field(description="1, or 2 once deleted.")
-    kind: SourceKind = Field(description="Where the capture came from.")
-    content: Text = Field(description="The captured text.")
+    kind: CaptureKind
+    content: CapturedText
     captured_at: I64 = Field(description=_at("When it was observed"))
     recorded_at: I64 = Field(description=_at("When it was recorded"))
     deleted_at: I64 | None = Field(description=_at("When it was deleted; null while live"))
@@ -108,10 +114,10 @@ class ClaimRecord(_Record):
     id: Text = Field(description="The claim's id.")
     tenant_id: TenantId
     person_id: PersonId
-    subject: Text = Field(description="Who or what it is about.")
-    predicate: Text = Field(description="The property or relation.")
-    value: Text = Field(description="The asserted value.")
-    kind: ClaimKind = Field(description="What kind of assertion.")
+    subject: StatementSubject
+    predicate: StatementPredicate
+    value: StatementValue
+    kind: StatementKind
     valid_time: TimeRange = Field(description="When it was true in the world.")
     recorded_time: TimeRange = Field(description="When memory believed it.")
     status: ClaimStatus = Field(description="Accepted, superseded or retracted.")
@@ -151,12 +157,12 @@ class ProfileRecord(ProfileEntry):
 class DailyReviewRecord(_Record):
     """A daily review as the commit feed carries it."""
 
-    id: Text = Field(description="The review's id.")
+    id: ReviewId
     tenant_id: TenantId
     person_id: PersonId
     day: Text = Field(description="The day reviewed.")
     summary: Text = Field(description="The review's text.")
-    evidence_ids: list[Text] = Field(description="The evidence it cites.")
+    evidence_ids: ReviewEvidence
     recorded_at: I64 = Field(description=_at("When it was recorded"))
 
 

@@ -16,6 +16,7 @@ from zkr.enums import (
 )
 from zkr.models._base import (
     _EPOCH,
+    CaptureKind,
     MemoryRef,
     NextCursor,
     PageLimit,
@@ -99,7 +100,7 @@ class ListedCapture(_Record):
     """A capture (source) as ``memories`` lists it."""
 
     id: str = Field(description="The source id.")
-    kind: SourceKind = Field(description="Where the capture came from.")
+    kind: CaptureKind
     text: str = Field(description="The captured text, cut to at most 4096 UTF-8 bytes.")
     captured_at: int = Field(description=f"When it was captured ({_EPOCH}).")
     recorded_at: int = Field(description=f"When it was stored ({_EPOCH}).")

@@ -14,7 +14,6 @@ from zkr.enums import (
     EvidenceRelation,
     ProfileStability,
     Ranking,
-    SourceKind,
     VectorDistance,
     VectorNormalization,
 )
@@ -23,6 +22,7 @@ from zkr.models._base import (
     U16,
     U32,
     U64,
+    CaptureKind,
     LaneModel,
     LaneVersion,
     Limit,
@@ -87,7 +87,7 @@ class LocatorInput(_Request):
 class RememberRequest(ScopedRequest):
     """Store a capture verbatim as a cited source, and optionally a claim citing it."""
 
-    kind: SourceKind = Field(description="Where the capture came from.")
+    kind: CaptureKind
     text: Text = Field(description="The captured text, stored verbatim (not blank).")
     captured_at: Timestamp = Field(description=_at("When it was observed"))
     recorded_at: Timestamp = Field(description=_at("When it is recorded in memory"))

@@ -18,6 +18,8 @@ from zkr.models._base import (
     LaneVersion,
     MemoryRef,
     PersonId,
+    ReviewEvidence,
+    ReviewId,
     TenantId,
     Text,
     _at,
@@ -109,16 +111,16 @@ class ProfileEntry(_Record):
 class ReviewResult(_Record):
     """The stored review."""
 
-    id: str = Field(description="The review's id.")
+    id: ReviewId
 
 
 class ReviewItem(_Record):
     """A stored daily review."""
 
-    id: str = Field(description="The review's id.")
+    id: ReviewId
     day: str = Field(description="The day reviewed.")
     summary: str = Field(description="The review's text.")
-    evidence_ids: list[str] = Field(description="The evidence it cites.")
+    evidence_ids: ReviewEvidence
     recorded_at: int = Field(description=_at("When it was recorded"))
 
 
