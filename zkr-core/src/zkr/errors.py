@@ -1,7 +1,8 @@
 """One tree of errors for everything zkr refuses.
 
-Every class carries a stable ``code`` (for hosts and logs); the message is the contract's exact
-string (``reference-contract.md`` §2.5), which is what the CLI prints as ``{"error": message}``.
+Every class carries a stable ``code`` (for hosts and logs), named in its header; the message is the
+contract's exact string (``reference-contract.md`` §2.5), which is what the CLI prints as
+``{"error": message}``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ class ZkrError(Exception):
 
     code = "zkr_error"
 
+    def __init_subclass__(cls, *, code: str | None = None, **kwargs: object) -> None:
+        # ``class NotFound(ZkrError, code="not_found")``: each class's header names its stable code,
+        # so the tree reads as the table of codes; a class that names none shares its parent's.
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
@@ -41,110 +49,76 @@ class ZkrError(Exception):
         return self.message
 
 
-class RequestParseError(ZkrError):
+class RequestParseError(ZkrError, code="parse_error"):
     """The request is not one well-formed JSON object of the command's shape."""
 
-    code = "parse_error"
 
-
-class InvalidRequest(ZkrError):
+class InvalidRequest(ZkrError, code="invalid"):
     """The request is well-formed but breaks a rule of the contract."""
 
-    code = "invalid"
 
-
-class NotFound(ZkrError, LookupError):
+class NotFound(ZkrError, LookupError, code="not_found"):
     """The record is missing, not live, or lives in another scope (these look the same)."""
-
-    code = "not_found"
 
     def __init__(self, message: str = "record not found") -> None:
         super().__init__(message)
 
 
-class ConflictError(InvalidRequest):
+class ConflictError(InvalidRequest, code="conflict"):
     """A replayed request (ingestion key, link) differs from what was stored under the same key."""
 
-    code = "conflict"
 
-
-class LimitExceeded(InvalidRequest):
+class LimitExceeded(InvalidRequest, code="limit_exceeded"):
     """A request, record or page is over one of the contract's byte budgets."""
 
-    code = "limit_exceeded"
 
-
-class EmbeddingError(InvalidRequest):
+class EmbeddingError(InvalidRequest, code="embedding_error"):
     """A vector, lane or projection input was refused."""
 
-    code = "embedding_error"
 
-
-class ExportError(InvalidRequest):
+class ExportError(InvalidRequest, code="export_error"):
     """An export cursor or an exported page is not acceptable."""
 
-    code = "export_error"
 
-
-class IntegrityError(ZkrError):
+class IntegrityError(ZkrError, code="integrity_error"):
     """A schema trigger refused a row (scope mismatch, invalid half-open interval, ...)."""
 
-    code = "integrity_error"
 
-
-class SchemaVersionError(ZkrError):
+class SchemaVersionError(ZkrError, code="schema_newer"):
     """The database was written by a newer zkr than this one."""
 
-    code = "schema_newer"
 
-
-class ForeignDatabaseError(ZkrError):
+class ForeignDatabaseError(ZkrError, code="foreign_database"):
     """The file is another application's SQLite database; zkr leaves it untouched."""
 
-    code = "foreign_database"
 
-
-class MigrationError(ZkrError):
+class MigrationError(ZkrError, code="migration_error"):
     """A legacy database cannot be migrated without breaking an invariant; nothing was changed."""
 
-    code = "migration_error"
 
-
-class SettingError(ZkrError):
+class SettingError(ZkrError, code="invalid_setting"):
     """An environment variable of zkr's settings (``ZKR_RANKING``, ...) holds a value it does not
     accept; the message names the variable and the values it takes."""
 
-    code = "invalid_setting"
 
-
-class UnknownPluginError(ZkrError, LookupError):
+class UnknownPluginError(ZkrError, LookupError, code="unknown_plugin"):
     """No installed plugin provides that embedder, extractor or host."""
 
-    code = "unknown_plugin"
 
-
-class DuplicatePluginIdError(ZkrError):
+class DuplicatePluginIdError(ZkrError, code="duplicate_id"):
     """Two plugins registered the same id; the message names both."""
 
-    code = "duplicate_id"
 
-
-class DatabaseBusy(ZkrError):
+class DatabaseBusy(ZkrError, code="busy"):
     """Another writer held the database longer than every retry waited; nothing was changed."""
-
-    code = "busy"
 
     def __init__(self, message: str = "database is busy, try again") -> None:
         super().__init__(message)
 
 
-class StorageError(ZkrError):
+class StorageError(ZkrError, code="database_error"):
     """The database itself failed (SQLite or a replica's server); the message names no data."""
 
-    code = "database_error"
 
-
-class UnknownToolError(ZkrError, LookupError):
+class UnknownToolError(ZkrError, LookupError, code="unknown_tool"):
     """A host was asked for a tool that no operation of the table offers."""
-
-    code = "unknown_tool"

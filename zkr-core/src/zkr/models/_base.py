@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from zkr.enums import (
     I64_MAX,
     I64_MIN,
+    ClaimKind,
     MemoryKind,
+    SourceKind,
     TargetKind,
 )
 
@@ -51,6 +53,34 @@ def _at(what: str) -> str:
     return f"{what} ({_EPOCH})."
 
 
+# Fields that many models share, typed and described once. A field keeps its place in its own
+# model (unlike a base class's fields, which pydantic puts first), so every record's JSON key
+# order stays the contract's.
+TenantId = Annotated[Text, Field(description=_TENANT)]
+PersonId = Annotated[Text, Field(description=_PERSON)]
+#: An embedding lane: the model and its version.
+LaneModel = Annotated[Text, Field(description="The embedding model of the lane.")]
+LaneVersion = Annotated[Text, Field(description="The model version of the lane.")]
+#: A record's id in a reference (:class:`TargetRef`, :class:`MemoryRef`).
+RecordId = Annotated[Text, Field(description="The record's id.")]
+#: A claim's statement, as stored and as listed live.
+StatementSubject = Annotated[Text, Field(description="Who or what it is about.")]
+StatementPredicate = Annotated[Text, Field(description="The property or relation.")]
+StatementValue = Annotated[Text, Field(description="The asserted value.")]
+StatementKind = Annotated[ClaimKind, Field(description="What kind of assertion.")]
+#: A capture (source): where it came from and its text.
+CaptureKind = Annotated[SourceKind, Field(description="Where the capture came from.")]
+CapturedText = Annotated[Text, Field(description="The captured text.")]
+#: A daily review's id and the evidence it cites.
+ReviewId = Annotated[Text, Field(description="The review's id.")]
+ReviewEvidence = Annotated[list[Text], Field(description="The evidence it cites.")]
+#: A page's cursor for the next one (``scopes``, ``memories``).
+NextCursor = Annotated[
+    str | None,
+    Field(description="Pass as cursor to read the next page; null when this page is the last."),
+]
+
+
 # ``defer_build``: a model's validator is built the first time it is used, not at import, so a
 # one-shot command pays only for the few models it touches (start-up time, issue 14).
 class _Request(BaseModel):
@@ -66,22 +96,30 @@ class _Record(BaseModel):
 class ScopedRequest(_Request):
     """A request inside one (tenant, person) scope; another scope's records look missing."""
 
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
+    tenant_id: TenantId
+    person_id: PersonId
+
+
+class ScopedRecord(_Record):
+    """A record of one (tenant, person) scope that opens with its scope (the export payload's key
+    order: pydantic puts a base's fields first)."""
+
+    tenant_id: TenantId
+    person_id: PersonId
 
 
 class TargetRef(_Request):
     """A reference to one record: ``{"kind": "source"|"evidence"|"claim", "id": ...}``."""
 
     kind: TargetKind = Field(description="The kind of record.")
-    id: Text = Field(description="The record's id.")
+    id: RecordId
 
 
 class MemoryRef(_Record):
     """A reference to one record of memory: its kind and id."""
 
     kind: MemoryKind = Field(description="The kind of record.")
-    id: Text = Field(description="The record's id.")
+    id: RecordId
 
 
 class TimeRange(_Record):

@@ -9,22 +9,29 @@ from typing import Any
 from pydantic import Field, StrictBool
 
 from zkr.enums import (
-    ClaimKind,
     ClaimStatus,
     EvidenceRelation,
-    SourceKind,
 )
 from zkr.models._base import (
-    _PERSON,
-    _TENANT,
     I64,
     U16,
     U32,
+    CapturedText,
+    CaptureKind,
     Count,
     FeedSequence,
     Index,
     MemoryRef,
+    PersonId,
+    ReviewEvidence,
+    ReviewId,
+    ScopedRecord,
     ScopedRequest,
+    StatementKind,
+    StatementPredicate,
+    StatementSubject,
+    StatementValue,
+    TenantId,
     Text,
     TimeRange,
     _at,
@@ -59,11 +66,11 @@ class SourceBody(_Record):
     """A source: a raw observation, stored verbatim."""
 
     id: Text = Field(description="The source's id.")
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
+    tenant_id: TenantId
+    person_id: PersonId
     revision: I64 = Field(description="1, or 2 once deleted.")
-    kind: SourceKind = Field(description="Where the capture came from.")
-    content: Text = Field(description="The captured text.")
+    kind: CaptureKind
+    content: CapturedText
     captured_at: I64 = Field(description=_at("When it was observed"))
     recorded_at: I64 = Field(description=_at("When it was recorded"))
     deleted_at: I64 | None = Field(description=_at("When it was deleted; null while live"))
@@ -82,8 +89,8 @@ class EvidenceBody(_Record):
     """An evidence quote: a citation of a source."""
 
     id: Text = Field(description="The evidence's id.")
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
+    tenant_id: TenantId
+    person_id: PersonId
     source_id: Text = Field(description="The source it quotes.")
     source_revision: I64 = Field(description="The source revision quoted (always 1).")
     quote: Text = Field(description="The quoted text (the whole source text).")
@@ -105,33 +112,29 @@ class ClaimRecord(_Record):
     """A claim: a typed assertion with valid time and recorded time."""
 
     id: Text = Field(description="The claim's id.")
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
-    subject: Text = Field(description="Who or what it is about.")
-    predicate: Text = Field(description="The property or relation.")
-    value: Text = Field(description="The asserted value.")
-    kind: ClaimKind = Field(description="What kind of assertion.")
+    tenant_id: TenantId
+    person_id: PersonId
+    subject: StatementSubject
+    predicate: StatementPredicate
+    value: StatementValue
+    kind: StatementKind
     valid_time: TimeRange = Field(description="When it was true in the world.")
     recorded_time: TimeRange = Field(description="When memory believed it.")
     status: ClaimStatus = Field(description="Accepted, superseded or retracted.")
 
 
-class ClaimEvidenceRecord(_Record):
+class ClaimEvidenceRecord(ScopedRecord):
     """A link between a claim and an evidence quote."""
 
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
     claim_id: Text = Field(description="The claim.")
     evidence_id: Text = Field(description="The evidence.")
     relation: EvidenceRelation = Field(description="Supports or contradicts.")
     confidence_basis_points: U16 = Field(description="Confidence, 0..10000.")
 
 
-class CorrectionRecord(_Record):
+class CorrectionRecord(ScopedRecord):
     """A correction: which claim replaced which, and the capture that said so."""
 
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
     superseded_claim_id: Text = Field(description="The claim replaced.")
     claim_id: Text = Field(description="The replacement claim.")
     source_id: Text = Field(description="The source holding the correction text.")
@@ -140,11 +143,9 @@ class CorrectionRecord(_Record):
     recorded_at: I64 = Field(description=_at("When the correction was recorded"))
 
 
-class DeletionRecord(_Record):
+class DeletionRecord(ScopedRecord):
     """A removal: a tombstoned source or evidence, or a dropped profile entry or review."""
 
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
     target: MemoryRef = Field(description="What was removed.")
     deleted_at: I64 = Field(description=_at("When it was removed"))
 
@@ -156,12 +157,12 @@ class ProfileRecord(ProfileEntry):
 class DailyReviewRecord(_Record):
     """A daily review as the commit feed carries it."""
 
-    id: Text = Field(description="The review's id.")
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
+    id: ReviewId
+    tenant_id: TenantId
+    person_id: PersonId
     day: Text = Field(description="The day reviewed.")
     summary: Text = Field(description="The review's text.")
-    evidence_ids: list[Text] = Field(description="The evidence it cites.")
+    evidence_ids: ReviewEvidence
     recorded_at: I64 = Field(description=_at("When it was recorded"))
 
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from zkr.enums import (
-    ClaimKind,
-    SourceKind,
-)
 from zkr.models._base import (
-    _PERSON,
-    _TENANT,
+    CapturedText,
+    CaptureKind,
+    NextCursor,
     PageLimit,
+    PersonId,
     ScopedRequest,
+    StatementKind,
+    StatementPredicate,
+    StatementSubject,
+    StatementValue,
+    TenantId,
     Text,
     _at,
     _Record,
@@ -64,10 +67,10 @@ class LiveClaim(_Record):
     """A live claim and the live sources whose evidence supports it."""
 
     id: str = Field(description="The claim's id.")
-    subject: str = Field(description="Who or what it is about.")
-    predicate: str = Field(description="The property or relation.")
-    value: str = Field(description="The asserted value.")
-    kind: ClaimKind = Field(description="What kind of assertion.")
+    subject: StatementSubject
+    predicate: StatementPredicate
+    value: StatementValue
+    kind: StatementKind
     valid_from: int = Field(description=_at("When it became true"))
     recorded_from: int = Field(description=_at("When it was recorded"))
     source_ids: list[str] = Field(
@@ -89,8 +92,8 @@ class Capture(_Record):
 
     source_id: str = Field(description="The source's id.")
     evidence_id: str = Field(description="The evidence quoting it (cite this).")
-    kind: SourceKind = Field(description="Where the capture came from.")
-    text: str = Field(description="The captured text.")
+    kind: CaptureKind
+    text: CapturedText
     captured_at: int = Field(description=_at("When it was observed"))
     recorded_at: int = Field(description=_at("When it was recorded"))
 
@@ -98,7 +101,7 @@ class Capture(_Record):
 class ScopesRequest(_Request):
     """List the persons of one tenant (the scopes that hold or held memory), one page."""
 
-    tenant_id: Text = Field(description=_TENANT)
+    tenant_id: TenantId
     limit: PageLimit = 10
     cursor: Text | None = Field(
         default=None,
@@ -110,13 +113,11 @@ class ScopesRequest(_Request):
 class ScopeEntry(_Record):
     """One scope of the tenant."""
 
-    person_id: str = Field(description=_PERSON)
+    person_id: PersonId
 
 
 class ScopesPage(_Record):
     """One page of ``scopes``."""
 
     items: list[ScopeEntry] = Field(description="The persons, in ascending order of person_id.")
-    next_cursor: str | None = Field(
-        description="Pass as cursor to read the next page; null when this page is the last."
-    )
+    next_cursor: NextCursor

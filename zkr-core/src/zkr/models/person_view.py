@@ -16,10 +16,11 @@ from zkr.enums import (
 )
 from zkr.models._base import (
     _EPOCH,
-    _PERSON,
-    _TENANT,
+    CaptureKind,
     MemoryRef,
+    NextCursor,
     PageLimit,
+    ScopedRecord,
     ScopedRequest,
     Text,
     TimeRange,
@@ -99,7 +100,7 @@ class ListedCapture(_Record):
     """A capture (source) as ``memories`` lists it."""
 
     id: str = Field(description="The source id.")
-    kind: SourceKind = Field(description="Where the capture came from.")
+    kind: CaptureKind
     text: str = Field(description="The captured text, cut to at most 4096 UTF-8 bytes.")
     captured_at: int = Field(description=f"When it was captured ({_EPOCH}).")
     recorded_at: int = Field(description=f"When it was stored ({_EPOCH}).")
@@ -124,9 +125,7 @@ class MemoriesPage(_Record):
     """One page of ``memories``."""
 
     items: list[MemoryListItem] = Field(description="Newest recorded first, then by id.")
-    next_cursor: str | None = Field(
-        description="Pass as cursor to read the next page; null when this page is the last."
-    )
+    next_cursor: NextCursor
 
 
 class HistoryRequest(ScopedRequest):
@@ -244,15 +243,13 @@ class ForgetResult(_Record):
     )
 
 
-class ErasureRecord(_Record):
+class ErasureRecord(ScopedRecord):
     """The export feed's ``erasure`` record (an addition): what a replica must erase too.
 
     Each list names rows the replica holds from earlier records; it blanks their text exactly as
     the upstream did (see docs/erasure.md) and rewrites its own earlier feed records the same way.
     """
 
-    tenant_id: str = Field(description=_TENANT)
-    person_id: str = Field(description=_PERSON)
     source_id: str = Field(description="The forgotten source: its content is erased.")
     erased_at: int = Field(description=_at("When it was forgotten"))
     evidence_ids: list[str] = Field(description="Evidence whose quote and locator are erased.")

@@ -14,7 +14,6 @@ from zkr.enums import (
     EvidenceRelation,
     ProfileStability,
     Ranking,
-    SourceKind,
     VectorDistance,
     VectorNormalization,
 )
@@ -23,6 +22,9 @@ from zkr.models._base import (
     U16,
     U32,
     U64,
+    CaptureKind,
+    LaneModel,
+    LaneVersion,
     Limit,
     PageLimit,
     ScopedRequest,
@@ -85,7 +87,7 @@ class LocatorInput(_Request):
 class RememberRequest(ScopedRequest):
     """Store a capture verbatim as a cited source, and optionally a claim citing it."""
 
-    kind: SourceKind = Field(description="Where the capture came from.")
+    kind: CaptureKind
     text: Text = Field(description="The captured text, stored verbatim (not blank).")
     captured_at: Timestamp = Field(description=_at("When it was observed"))
     recorded_at: Timestamp = Field(description=_at("When it is recorded in memory"))
@@ -115,8 +117,8 @@ class QueryEmbedding(_Request):
     zkr then embeds the query itself.
     """
 
-    model: Text = Field(description="The embedding model of the lane.")
-    version: Text = Field(description="The model version of the lane.")
+    model: LaneModel
+    version: LaneVersion
     vector: list[VectorElement] | None = Field(
         default=None,
         description="The query vector; omit it to let an installed embedder embed the query.",
@@ -259,8 +261,8 @@ class ReviewsRequest(ScopedRequest):
 class ProjectionsRequest(ScopedRequest):
     """List memories whose vector in a lane is missing or stale."""
 
-    model: Text = Field(description="The embedding model of the lane.")
-    version: Text = Field(description="The model version of the lane.")
+    model: LaneModel
+    version: LaneVersion
     limit: PageLimit = 10
 
 
@@ -292,7 +294,7 @@ class RebuildRequest(ScopedRequest):
     """
 
     model: Text = Field(description="The embedding model of the lane (an installed embedder's).")
-    version: Text = Field(description="The model version of the lane.")
+    version: LaneVersion
     max_items: U32 | None = Field(
         default=None, description="At most this many memories in this run (omit: all the work)."
     )

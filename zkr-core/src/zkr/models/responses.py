@@ -13,10 +13,14 @@ from zkr.enums import (
     ProjectionState,
 )
 from zkr.models._base import (
-    _PERSON,
-    _TENANT,
     I64,
+    LaneModel,
+    LaneVersion,
     MemoryRef,
+    PersonId,
+    ReviewEvidence,
+    ReviewId,
+    TenantId,
     Text,
     _at,
     _Record,
@@ -95,8 +99,8 @@ class ProfileEntry(_Record):
     """A profile entry: the current value of one key, backed by a profile_fact claim."""
 
     id: Text = Field(description="The entry's id (stable per key: replacing a key keeps it).")
-    tenant_id: Text = Field(description=_TENANT)
-    person_id: Text = Field(description=_PERSON)
+    tenant_id: TenantId
+    person_id: PersonId
     key: Text = Field(description="The key: the backing claim's predicate.")
     value: Text = Field(description="The value: the backing claim's value.")
     stability: ProfileStability = Field(description="How lasting the entry is.")
@@ -107,16 +111,16 @@ class ProfileEntry(_Record):
 class ReviewResult(_Record):
     """The stored review."""
 
-    id: str = Field(description="The review's id.")
+    id: ReviewId
 
 
 class ReviewItem(_Record):
     """A stored daily review."""
 
-    id: str = Field(description="The review's id.")
+    id: ReviewId
     day: str = Field(description="The day reviewed.")
     summary: str = Field(description="The review's text.")
-    evidence_ids: list[str] = Field(description="The evidence it cites.")
+    evidence_ids: ReviewEvidence
     recorded_at: int = Field(description=_at("When it was recorded"))
 
 
@@ -160,8 +164,8 @@ class RebuildResult(_Record):
     behind by this run (``max_items`` not reached); ``skipped`` counts targets that changed or
     disappeared while they were being embedded (a rerun picks them up)."""
 
-    model: str = Field(description="The embedding model of the lane.")
-    version: str = Field(description="The model version of the lane.")
+    model: LaneModel
+    version: LaneVersion
     embedded: int = Field(description="How many vectors were stored.")
     skipped: int = Field(description="How many memories changed or vanished while being embedded.")
     batches: int = Field(description="How many embedder calls were made.")
