@@ -47,7 +47,27 @@ class Held(Enum):
     NEW = "new"  #: the next event: stage it
 
 
-class PageEvent:
+class _Slotted:
+    """Value equality and a keyword repr driven by ``__slots__``: what a dataclass would give,
+    without importing dataclasses on the one-shot path (attributes compared in slot order)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._values() == other._values()
+
+    def _hash(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class PageEvent(_Slotted):
     """One event of a page: its place in the upstream feed and its decoded record."""
 
     __slots__ = ("event_count", "index", "kind", "record", "recorded_at", "sequence")
@@ -68,18 +88,7 @@ class PageEvent:
         self.kind = kind
         self.record = record
 
-    def _values(self) -> tuple[object, ...]:
-        return (self.sequence, self.recorded_at, self.event_count, self.index, self.kind,
-                self.record)  # fmt: skip
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PageEvent) and self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return "PageEvent(" + ", ".join(map(repr, self._values())) + ")"
+    __hash__ = _Slotted._hash
 
     @property
     def export_record(self) -> ExportRecord:
@@ -91,7 +100,7 @@ class PageEvent:
         return serialize_record((self.kind, self.record))
 
 
-class FeedPosition:
+class FeedPosition(_Slotted):
     """What a replica holds of one (scope, upstream): applied commits and one staged commit."""
 
     __slots__ = (
@@ -119,17 +128,7 @@ class FeedPosition:
         self.staged_event_count = staged_event_count
         self.staged_events = staged_events
 
-    def _values(self) -> tuple[int | None, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, FeedPosition) and self._values() == other._values()
-
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"FeedPosition({inner})"
 
     @classmethod
     def from_rows(
