@@ -229,10 +229,10 @@ def contract_search(db: MemoryDb, snap: Snapshot, request: m.SearchRequest) -> d
     as_of = None if request.as_of is None else (request.as_of.valid_at, request.as_of.recorded_at)
     lists = [contract_ranking(db, snap, request)]
     if request.query_embedding is not None and as_of is None:
-        from zkr.embeddings.dense import dense_ranking
+        from zkr.embeddings.dense import DenseScan, dense_ranking
 
         dense = dense_ranking(
-            db, db.conn, request.tenant_id, request.person_id, request.query_embedding
+            DenseScan(db, db.conn, request.tenant_id, request.person_id, request.query_embedding)
         )
         lists.append([target for target, _ in dense])
     scores: dict[Target, int] = {}

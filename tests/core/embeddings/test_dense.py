@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import CONTRACT_RANKING
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings.dense import cached_lanes, dense_ranking
+from zkr.embeddings.dense import DenseScan, cached_lanes, dense_ranking
 from zkr.errors import EmbeddingError, UnknownPluginError
 
 # zkr 0.2.3's answers: searches that name no ranking use the contract's.
@@ -28,7 +28,7 @@ def ranking(db: MemoryDb, vector: list[float] | None, **query: Any) -> list[Any]
     embedding = m.QueryEmbedding.model_validate({"model": "m", "version": "v", **query} | (
         {"vector": vector} if vector is not None else {}))  # fmt: skip
     with db.atomic(write=False) as conn:
-        return dense_ranking(db, conn, "t", "p", embedding, text="query text")
+        return dense_ranking(DenseScan(db, conn, "t", "p", embedding, text="query text"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -350,8 +350,8 @@ def test_a_started_scan_answers_what_dense_ranks_answers(
         mem.embed("source", ids.source_id, vector)
     query = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [0.8, 0.6]})
     with db.atomic(write=False) as conn:
-        expected = dense_ranks(db, conn, "t", "p", query).ranked()
-        started = dense_ranks_started(db, conn, "t", "p", query)
+        expected = dense_ranks(DenseScan(db, conn, "t", "p", query)).ranked()
+        started = dense_ranks_started(DenseScan(db, conn, "t", "p", query))
         assert started().ranked() == expected
     assert len(expected) == 3
 
@@ -370,8 +370,8 @@ def test_a_started_scan_raises_its_refusal_only_when_asked(
     wrong = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [1.0, 0.0]})
     blank = m.QueryEmbedding.model_validate({"model": " ", "version": "v", "vector": [1.0]})
     with db.atomic(write=False) as conn:
-        mismatched = dense_ranks_started(db, conn, "t", "p", wrong)  # no raise yet
-        unnamed = dense_ranks_started(db, conn, "t", "p", blank)
+        mismatched = dense_ranks_started(DenseScan(db, conn, "t", "p", wrong))  # no raise yet
+        unnamed = dense_ranks_started(DenseScan(db, conn, "t", "p", blank))
         with pytest.raises(EmbeddingError, match="does not match stored dimension 3"):
             mismatched()
         with pytest.raises(EmbeddingError, match="model must not be empty"):

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import zkr.embeddings.backlog as backlog
 from zkr import models as m
 from zkr.db import MemoryDb
-from zkr.embeddings.dense import cached_lanes, dense_ranking
+from zkr.embeddings.dense import DenseScan, cached_lanes, dense_ranking
 from zkr.embeddings.projections import current_lane
 from zkr.errors import ZkrError
 
@@ -300,7 +300,7 @@ def dense_answer(
         )
         try:
             with db.atomic(write=False) as conn:
-                answers.append(dense_ranking(db, conn, *scope, query, cache=cache))
+                answers.append(dense_ranking(DenseScan(db, conn, *scope, query, cache=cache)))
         except ZkrError as exc:
             answers.append(str(exc))
     return answers

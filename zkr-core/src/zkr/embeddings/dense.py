@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DenseLane",
     "DenseRanks",
+    "DenseScan",
     "LaneTuning",
     "cached_lanes",
     "dense_ranking",
@@ -98,61 +99,63 @@ def query_vector(query: m.QueryEmbedding, text: str | None = None) -> NDArray[np
     return vector
 
 
-def dense_ranks(
-    db: Database,
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    query: m.QueryEmbedding,
-    *,
-    text: str | None = None,
-    cache: bool = True,
-) -> DenseRanks:
-    """The dense list of a search (§5.4), lazily ranked. Run it inside the search's transaction.
+class DenseScan:
+    """What every dense scan of a search is asked with: the database and the search's
+    connection, the scope, the query embedding, and the search text (embedded by the installed
+    embedder of (model, version) when ``query.vector`` is omitted). *cache* False (a search inside
+    a write transaction) neither reads nor updates the cached lane."""
 
-    *text* is the search query; it is embedded by the installed embedder of (model, version) when
-    ``query.vector`` is omitted. *cache* False (a search inside a write transaction) neither reads
-    nor updates the cached lane.
+    __slots__ = ("cache", "conn", "db", "person_id", "query", "tenant_id", "text")
+
+    def __init__(
+        self,
+        db: Database,
+        conn: sqlite3.Connection,
+        tenant_id: str,
+        person_id: str,
+        query: m.QueryEmbedding,
+        *,
+        text: str | None = None,
+        cache: bool = True,
+    ) -> None:
+        self.db = db
+        self.conn = conn
+        self.tenant_id = tenant_id
+        self.person_id = person_id
+        self.query = query
+        self.text = text
+        self.cache = cache
+
+
+def dense_ranks(scan: DenseScan) -> DenseRanks:
+    """The dense list of a search (§5.4), lazily ranked. Run it inside the search's transaction.
 
     :raises EmbeddingError: the query is refused (§5.4) or cannot be scored against the lane.
     :raises UnknownPluginError: no vector was given and no embedder serves (model, version).
     """
-    lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
+    lane, vector = _lane_and_vector(scan)
     return lane.rank(vector)
 
 
-def _lane_and_vector(
-    db: Database,
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    query: m.QueryEmbedding,
-    text: str | None,
-    cache: bool,
-) -> tuple[DenseLane, Any]:
+def _lane_and_vector(scan: DenseScan) -> tuple[DenseLane, Any]:
     """The scope's lane and the query's vector: everything a scan needs, read on *conn*'s thread."""
     # Embedding the query runs outside SQLite, where the budget's progress handler cannot stop it
     # (a worker thread waited on with the budget's time left); a given vector is only checked:
     # a thread started for that cost more than the check itself on every hybrid search.
+    conn, query, text = scan.conn, scan.query, scan.text
     if query.vector is not None:
         vector = query_vector(query, text)
     else:
         vector = within_budget(conn, lambda: query_vector(query, text))
     with budget_paused(conn):  # the lane's load is the store's cost, paid once (see there)
-        lane = load_lane(db, conn, tenant_id, person_id, query.model, query.version, cache=cache)
+        lane = load_lane(
+            scan.db, conn, scan.tenant_id, scan.person_id, query.model, query.version,
+            cache=scan.cache,
+        )  # fmt: skip
     return lane, vector
 
 
-def dense_ranks_started(
-    db: Database,
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    query: m.QueryEmbedding,
-    *,
-    text: str | None = None,
-    cache: bool = True,
-) -> Callable[[], DenseRanks]:
+def dense_ranks_started(scan: DenseScan) -> Callable[[], DenseRanks]:
     """:func:`dense_ranks` with the scan started on a worker thread; returns the function that
     waits for it and answers its result, or raises what :func:`dense_ranks` raises.
 
@@ -165,7 +168,7 @@ def dense_ranks_started(
     before the caller's own work.
     """
     try:
-        lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
+        lane, vector = _lane_and_vector(scan)
         if lane.high < INLINE_SCAN_ROWS:
             ranks = lane.rank(vector)
             return lambda: ranks
@@ -179,16 +182,7 @@ def dense_ranks_started(
     return _scanner().submit(lane.rank, vector).result
 
 
-def row_scores(
-    db: Database,
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    query: m.QueryEmbedding,
-    *,
-    text: str | None = None,
-    cache: bool = True,
-) -> list[tuple[Target, float]]:
+def row_scores(scan: DenseScan) -> list[tuple[Target, float]]:
     """Each counting row's *own* target (the source, evidence or claim embedded) with its score,
     in no particular order: for a search ``as_of`` a past time, whose caller maps the rows to what
     was visible then instead of to the current claims the lane maps them to.
@@ -196,7 +190,7 @@ def row_scores(
     :raises EmbeddingError: as :func:`dense_ranks`.
     :raises UnknownPluginError: as :func:`dense_ranks`.
     """
-    lane, vector = _lane_and_vector(db, conn, tenant_id, person_id, query, text, cache)
+    lane, vector = _lane_and_vector(scan)
     scores = lane.scores(vector)
     return [
         (target, float(scores[slot]))
@@ -218,18 +212,9 @@ def _scanner() -> ThreadPoolExecutor:
     return _SCANNER[0]
 
 
-def dense_ranking(
-    db: Database,
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    query: m.QueryEmbedding,
-    *,
-    text: str | None = None,
-    cache: bool = True,
-) -> list[tuple[Target, float]]:
+def dense_ranking(scan: DenseScan) -> list[tuple[Target, float]]:
     """The whole dense list: ``[((kind, id), score), ...]``, best first, not truncated."""
-    return dense_ranks(db, conn, tenant_id, person_id, query, text=text, cache=cache).ranked()
+    return dense_ranks(scan).ranked()
 
 
 # ----------------------------------------------------------------------------------------------

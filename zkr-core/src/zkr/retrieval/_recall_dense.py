@@ -78,15 +78,19 @@ def _for_request(
     request: m.SearchRequest, cache: bool,
 ) -> _Scanned:  # fmt: skip
     """*scan* (:func:`~zkr.embeddings.dense.dense_ranks` or its started form) for *request*."""
+    from zkr.embeddings.dense import DenseScan
+
     assert request.query_embedding is not None
     return scan(
-        db,
-        conn,
-        request.tenant_id,
-        request.person_id,
-        request.query_embedding,
-        text=request.query,
-        cache=cache,
+        DenseScan(
+            db,
+            conn,
+            request.tenant_id,
+            request.person_id,
+            request.query_embedding,
+            text=request.query,
+            cache=cache,
+        )
     )
 
 

@@ -83,19 +83,21 @@ def _contract_search(db: Database, request: m.SearchRequest) -> m.RetrievalPack:
         )
         if hybrid:
             assert request.query_embedding is not None
-            from zkr.embeddings.dense import dense_ranks
+            from zkr.embeddings.dense import DenseScan, dense_ranks
             from zkr.retrieval._hybrid import fuse_hybrid
 
             # Ranked lazily: the fusion reads the dense list's head and the dense positions of
             # the lexical candidates, never the whole list (every vector target of the scope).
             dense = dense_ranks(
-                db,
-                conn,
-                tenant_id,
-                person_id,
-                request.query_embedding,
-                text=request.query,
-                cache=not nested,
+                DenseScan(
+                    db,
+                    conn,
+                    tenant_id,
+                    person_id,
+                    request.query_embedding,
+                    text=request.query,
+                    cache=not nested,
+                )
             )
             fused = fuse_hybrid(lexical, dense, limit)
         else:
