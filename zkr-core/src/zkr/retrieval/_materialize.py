@@ -32,7 +32,6 @@ __all__ = [
     "item_json",
     "materialize",
     "materialize_all",
-    "materialize_json",
     "visible_claims",
 ]
 
@@ -182,26 +181,13 @@ def materialize_all(
     as_of: m.AsOf | None = None,
 ) -> list[m.RetrievalItem]:
     """The cited items of *ranked* ``(target, relevance)`` pairs, in order; one query per kind.
+    Each is built from its JSON data (:func:`item_json`) by whichever ``zkr.models`` the process
+    runs on: the light classes on the one-shot fast path, without pydantic.
 
     :raises NotFound: any target is not live (or not visible at *as_of*) in this scope.
     """
     from zkr import models as m
 
-    rows = materialize_json(conn, ranked, tenant_id, person_id, as_of)
-    return [m.RetrievalItem.model_validate(row) for row in rows]
-
-
-def materialize_json(
-    conn: sqlite3.Connection,
-    ranked: Sequence[tuple[Target, int]],
-    tenant_id: str,
-    person_id: str,
-    as_of: m.AsOf | None = None,
-) -> list[dict[str, Any]]:
-    """:func:`materialize_all` as JSON data (:func:`item_json`), without pydantic.
-
-    :raises NotFound: any target is not live (or not visible at *as_of*) in this scope.
-    """
     wanted: dict[str, list[str]] = {}
     for (kind, target_id), _ in ranked:
         wanted.setdefault(kind, []).append(target_id)
@@ -213,5 +199,5 @@ def materialize_json(
         row = found[target[0]].get(target[1])
         if row is None:
             raise NotFound()
-        items.append(item_json(target, relevance, *row))
+        items.append(m.RetrievalItem.model_validate(item_json(target, relevance, *row)))
     return items
