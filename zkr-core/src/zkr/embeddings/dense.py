@@ -23,7 +23,7 @@ import sqlite3
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -99,32 +99,19 @@ def query_vector(query: m.QueryEmbedding, text: str | None = None) -> NDArray[np
     return vector
 
 
-class DenseScan:
+class DenseScan(NamedTuple):
     """What every dense scan of a search is asked with: the database and the search's
     connection, the scope, the query embedding, and the search text (embedded by the installed
     embedder of (model, version) when ``query.vector`` is omitted). *cache* False (a search inside
     a write transaction) neither reads nor updates the cached lane."""
 
-    __slots__ = ("cache", "conn", "db", "person_id", "query", "tenant_id", "text")
-
-    def __init__(
-        self,
-        db: Database,
-        conn: sqlite3.Connection,
-        tenant_id: str,
-        person_id: str,
-        query: m.QueryEmbedding,
-        *,
-        text: str | None = None,
-        cache: bool = True,
-    ) -> None:
-        self.db = db
-        self.conn = conn
-        self.tenant_id = tenant_id
-        self.person_id = person_id
-        self.query = query
-        self.text = text
-        self.cache = cache
+    db: Database
+    conn: sqlite3.Connection
+    tenant_id: str
+    person_id: str
+    query: m.QueryEmbedding
+    text: str | None = None
+    cache: bool = True
 
 
 def dense_ranks(scan: DenseScan) -> DenseRanks:
