@@ -117,7 +117,7 @@ def _scrubbed(
     for e in events:
         (kind, record), blanked = scrub(e.export_record, erased)
         dropped += blanked
-        out.append(PageEvent(e.sequence, e.recorded_at, e.event_count, e.index, kind, record))
+        out.append(PageEvent(e.sequence, e.recorded_at, e.event_count, e.event_index, kind, record))
     return out, dropped
 
 
@@ -206,7 +206,7 @@ def _stage(conn: Conn, scope: Scope, events: list[PageEvent]) -> None:
             " event_index, recorded_at, event_count, payload)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
             [
-                (*scope, e.sequence, e.index, e.recorded_at, e.event_count, e.payload)
+                (*scope, e.sequence, e.event_index, e.recorded_at, e.event_count, e.payload)
                 for e in events
             ],
         )
@@ -218,7 +218,7 @@ def _apply_commit(
     sequence = state.staged_commit
     assert sequence is not None
     where = "tenant_id = %s AND person_id = %s AND upstream = %s AND commit_sequence = %s"
-    if fresh and fresh[0].index == 0:
+    if fresh and fresh[0].event_index == 0:
         events = fresh
     else:
         rows = conn.execute(
@@ -231,7 +231,7 @@ def _apply_commit(
             for i, (k, r) in enumerate(held)
         ] + fresh
         conn.execute(f"DELETE FROM zkr.staging WHERE {where}", (*scope, sequence))
-    if [e.index for e in events] != list(range(state.staged_event_count)):
+    if [e.event_index for e in events] != list(range(state.staged_event_count)):
         raise ExportError(f"export commit {sequence} event count does not match")
     _apply_records(conn, scope[2], [(e.kind, e.record) for e in events], lanes)
     touched = _sources_of(events)

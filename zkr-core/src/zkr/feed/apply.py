@@ -183,23 +183,25 @@ def _receive(
         row = conn.execute(
             f"SELECT payload FROM replica_staging WHERE {_KEY} AND commit_sequence = ?"
             " AND event_index = ?",
-            (*_key(request), e.sequence, e.index),
+            (*_key(request), e.sequence, e.event_index),
         ).fetchone()
         if row is not None and row[0] != payload and _erased_copy(row[0], payload):
             # Upstream erased text of this event after we staged it: keep the erased copy.
             conn.execute(
                 f"UPDATE replica_staging SET payload = ? WHERE {_KEY} AND commit_sequence = ?"
                 " AND event_index = ?",
-                (payload, *_key(request), e.sequence, e.index),
+                (payload, *_key(request), e.sequence, e.event_index),
             )
             return False, False
         if row is None or row[0] != payload:
-            raise ExportError(f"export commit {e.sequence} event {e.index} changed since staged")
+            raise ExportError(
+                f"export commit {e.sequence} event {e.event_index} changed since staged"
+            )
         return False, False
     conn.execute(
         "INSERT INTO replica_staging(tenant_id, person_id, upstream, commit_sequence, recorded_at,"
         " event_count, event_index, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (*_key(request), e.sequence, e.recorded_at, e.event_count, e.index, payload),
+        (*_key(request), e.sequence, e.recorded_at, e.event_count, e.event_index, payload),
     )
     return True, dropped
 

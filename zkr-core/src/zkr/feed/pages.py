@@ -30,11 +30,13 @@ from zkr.store.schema import CONTRACT_SCHEMA_VERSION
 # ``apply`` runs this on light classes (zkr.fastpath; issue 27.4).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NamedTuple
 
     from pydantic import BaseModel
 
     from zkr.store.records import ExportRecord
+else:
+    from zkr._named_tuple import NamedTuple
 
 __all__ = ["FeedPosition", "Held", "PageEvent", "check_header", "page_events", "parse_record"]
 
@@ -47,48 +49,15 @@ class Held(Enum):
     NEW = "new"  #: the next event: stage it
 
 
-class _Slotted:
-    """Value equality and a keyword repr driven by ``__slots__``: what a dataclass would give,
-    without importing dataclasses on the one-shot path (attributes compared in slot order)."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._values() == other._values()
-
-    def _hash(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({inner})"
-
-
-class PageEvent(_Slotted):
+class PageEvent(NamedTuple):
     """One event of a page: its place in the upstream feed and its decoded record."""
 
-    __slots__ = ("event_count", "index", "kind", "record", "recorded_at", "sequence")
-
-    def __init__(
-        self,
-        sequence: int,
-        recorded_at: int,
-        event_count: int,
-        index: int,
-        kind: str,
-        record: BaseModel,
-    ) -> None:
-        self.sequence = sequence
-        self.recorded_at = recorded_at
-        self.event_count = event_count
-        self.index = index
-        self.kind = kind
-        self.record = record
-
-    __hash__ = _Slotted._hash
+    sequence: int
+    recorded_at: int
+    event_count: int
+    event_index: int
+    kind: str
+    record: BaseModel
 
     @property
     def export_record(self) -> ExportRecord:
@@ -100,7 +69,7 @@ class PageEvent(_Slotted):
         return serialize_record((self.kind, self.record))
 
 
-class FeedPosition(_Slotted):
+class FeedPosition:
     """What a replica holds of one (scope, upstream): applied commits and one staged commit."""
 
     __slots__ = (
@@ -128,7 +97,17 @@ class FeedPosition(_Slotted):
         self.staged_event_count = staged_event_count
         self.staged_events = staged_events
 
+    def _values(self) -> tuple[int | None, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FeedPosition) and self._values() == other._values()
+
     __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"FeedPosition({inner})"
 
     @classmethod
     def from_rows(
@@ -169,11 +148,14 @@ class FeedPosition(_Slotted):
             or an event count or time that changed).
         """
         if event.sequence <= self.applied_commit:
-            if event.sequence == self.applied_commit and event.index >= self.applied_event_count:
+            if (
+                event.sequence == self.applied_commit
+                and event.event_index >= self.applied_event_count
+            ):
                 raise ExportError(f"export commit {event.sequence} event count does not match")
             return Held.APPLIED
         if self.staged_commit is None:
-            if event.index != 0:
+            if event.event_index != 0:
                 raise ExportError(
                     f"export page skips events before commit {event.sequence} index 0"
                 )
@@ -189,9 +171,9 @@ class FeedPosition(_Slotted):
             self.staged_recorded_at,
         ):
             raise ExportError(f"export commit {event.sequence} event count does not match")
-        if event.index < self.staged_events:
+        if event.event_index < self.staged_events:
             return Held.STAGED
-        if event.index > self.staged_events:
+        if event.event_index > self.staged_events:
             raise ExportError(
                 f"export page skips events of commit {event.sequence} after index"
                 f" {self.staged_events - 1}"
