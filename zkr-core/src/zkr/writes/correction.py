@@ -28,6 +28,8 @@ from zkr.store.records import (
 )
 from zkr.store.validation import require_scope, require_text
 from zkr.writes.capture import (
+    capture_id,
+    claim_row,
     insert_claim,
     insert_evidence,
     insert_source,
@@ -107,18 +109,18 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
                 "DELETE FROM profile_entries WHERE id = ?", [(pid,) for pid in profile_ids]
             )
         require_claim_text(subject, predicate, request.value)
-        claim_id = insert_claim(
-            conn,
+        row = claim_row(
+            capture_id(),
             tenant,
             person,
-            subject=subject,
-            predicate=predicate,
-            value=request.value,
-            kind=kind,
-            valid_from=request.valid_at,
-            recorded_from=request.recorded_at,
-            evidence_id=evidence_id,
+            subject,
+            predicate,
+            request.value,
+            kind,
+            request.valid_at,
+            request.recorded_at,
         )
+        claim_id = insert_claim(conn, row, evidence_id)
         set_origins(conn, source_id, evidence_id, claim_id)
         index_capture(conn, source_id)
         conn.execute(
