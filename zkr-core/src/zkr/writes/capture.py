@@ -43,7 +43,6 @@ __all__ = [
     "evidence_row",
     "insert_claim",
     "insert_evidence",
-    "insert_source",
     "is_erased",
     "is_stored",
     "locator",
@@ -233,25 +232,6 @@ def capture_id() -> str:
 # ----------------------------------------------------------------------------------------------
 # Row writers (shared with correct)
 # ----------------------------------------------------------------------------------------------
-
-
-def insert_source(
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    kind: m.SourceKind,
-    text: str,
-    captured_at: int,
-    recorded_at: int,
-    ingestion_key: str | None,
-) -> str | None:
-    """Insert a live source at revision 1; ``None`` when its ingestion key is already taken."""
-    source_id = new_id()
-    row = source_row(
-        source_id, tenant_id, person_id, kind, text, captured_at, recorded_at, ingestion_key
-    )
-    cursor = conn.execute(INSERT_SOURCE, row)
-    return source_id if cursor.rowcount == 1 else None
 
 
 def insert_evidence(

@@ -28,13 +28,14 @@ from zkr.store.records import (
 )
 from zkr.store.validation import require_scope, require_text
 from zkr.writes.capture import (
+    INSERT_SOURCE,
     capture_id,
     claim_row,
     insert_claim,
     insert_evidence,
-    insert_source,
     require_claim_text,
     set_origins,
+    source_row,
 )
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
@@ -82,17 +83,22 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
                 "correction timestamps must advance the original valid and recorded intervals"
             )
         # The capture: captured_at is the moment the new value became true.
-        source_id = insert_source(
-            conn,
-            tenant,
-            person,
-            m.SourceKind.user_correction,
-            request.text,
-            request.valid_at,
-            request.recorded_at,
-            None,
+        # No ingestion key, so the insert cannot be ignored.
+        source_id = capture_id()
+        source = m.SourceKind.user_correction
+        conn.execute(
+            INSERT_SOURCE,
+            source_row(
+                source_id,
+                tenant,
+                person,
+                source,
+                request.text,
+                request.valid_at,
+                request.recorded_at,
+                None,
+            ),
         )
-        assert source_id is not None  # no ingestion key, so the insert cannot be ignored
         evidence_id = insert_evidence(
             conn, tenant, person, source_id, request.text, request.recorded_at
         )
