@@ -87,6 +87,20 @@ __all__ = [
 _NO_MATCH_GAP = "no cited memory matched"
 
 
+class _Lexical:
+    """The lexical list and what :func:`recall_lexical` noted about its items while ranking them
+    (each target's bm25 share and anchor, the targets matched only through their neighbours and
+    those a claim states), which both fusions read."""
+
+    __slots__ = ("context_only", "scored", "stated", "targets")
+
+    def __init__(self) -> None:
+        self.targets: list[Target] = []
+        self.scored: dict[Target, tuple[float, str]] = {}
+        self.context_only: set[Target] = set()
+        self.stated: set[Target] = set()
+
+
 def recall_search(
     db: Database, request: m.SearchRequest, tuning: RecallTuning = DEFAULT_TUNING
 ) -> m.RetrievalPack:
@@ -103,9 +117,7 @@ def recall_search(
     dated = () if hybrid or not tuning.date_weight else query_date_spans(request.query)
     nested = db.conn.in_transaction
     with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
-        scored: dict[Target, tuple[float, str]] = {}
-        context_only: set[Target] = set()
-        stated: set[Target] = set()
+        found = _Lexical()
         # The score fusion's dense scan runs on a worker while the lexical list is ranked.
         scan: Callable[[], DenseRanks] | None = None
         if hybrid and as_of is not None:
@@ -113,7 +125,7 @@ def recall_search(
             scan = lambda: past  # noqa: E731 - the same shape as a started scan
         elif hybrid and tuning.fusion != "rrf":
             scan = recall_dense_scan(db, conn, request, cache=not nested)
-        lexical = recall_lexical(
+        found.targets = recall_lexical(
             conn,
             tenant_id,
             person_id,
@@ -121,15 +133,13 @@ def recall_search(
             as_of,
             candidates if hybrid or dated else limit,
             tuning,
-            scored,
-            context_only,
-            stated,
+            found.scored,
+            found.context_only,
+            found.stated,
         )
-        lists: list[tuple[Sequence[Target], float]] = [(lexical, tuning.lexical_weight)]
+        lists: list[tuple[Sequence[Target], float]] = [(found.targets, tuning.lexical_weight)]
         if not hybrid:
-            fused = _fuse_lexical(
-                conn, request, lexical, scored, context_only, stated, dated, tuning
-            )
+            fused = _fuse_lexical(conn, request, found, dated, tuning)
         elif tuning.fusion == "rrf":
             dense = (
                 recall_dense(db, conn, request, candidates, cache=not nested)
@@ -144,15 +154,7 @@ def recall_search(
             assert scan is not None
             ranks = scan()
             fused = _fuse_hybrid_scores(
-                conn,
-                request,
-                lexical,
-                scored,
-                context_only,
-                stated,
-                ranks,
-                dense_head(conn, ranks, candidates),
-                tuning,
+                conn, request, found, ranks, dense_head(conn, ranks, candidates), tuning
             )
         items = materialize_all(conn, fused, tenant_id, person_id, as_of)
     return m.RetrievalPack(query=request.query, items=items, gaps=[] if items else [_NO_MATCH_GAP])
@@ -161,10 +163,7 @@ def recall_search(
 def _fuse_lexical(
     conn: sqlite3.Connection,
     request: m.SearchRequest,
-    lexical: Sequence[Target],
-    scored: dict[Target, tuple[float, str]],
-    context_only: set[Target],
-    stated: set[Target],
+    found: _Lexical,
     spans: Sequence[tuple[int, int]],
     tuning: RecallTuning,
 ) -> list[tuple[Target, int]]:
@@ -176,9 +175,9 @@ def _fuse_lexical(
     conversations (0-4, categories 1-4) recall lexical any@10 goes from 81.8 % to 83.2 %
     (held-out, untuned: 78.5 % to 79.6 %; ``docs/recall.md``). The session term is not used here.
     """
-    anchors = [scored[target][1] for target in lexical]
+    anchors = [found.scored[target][1] for target in found.targets]
     return fuse_scores(
-        [(target, *scored[target]) for target in lexical],
+        [(target, *found.scored[target]) for target in found.targets],
         [],
         {},
         {},
@@ -188,8 +187,8 @@ def _fuse_lexical(
         lexical_share=1.0,
         session_weight=0.0,
         date_weight=tuning.date_weight,
-        weak=context_only,
-        stated=stated,
+        weak=found.context_only,
+        stated=found.stated,
         claim_weight=tuning.claim_weight,
     )
 
@@ -208,10 +207,7 @@ def _texts(conn: sqlite3.Connection, source_ids: Sequence[str]) -> list[str]:
 def _fuse_hybrid_scores(
     conn: sqlite3.Connection,
     request: m.SearchRequest,
-    lexical: Sequence[Target],
-    scored: dict[Target, tuple[float, str]],
-    context_only: set[Target],
-    stated: set[Target],
+    found: _Lexical,
     ranks: DenseRanks,
     dense: Sequence[Target],
     tuning: RecallTuning,
@@ -220,6 +216,7 @@ def _fuse_hybrid_scores(
     the candidates and of their timeline neighbours (fetched in one query), and the kind and
     capture time of each candidate's anchor (one more)."""
     z = _z_scores(ranks)
+    lexical, scored = found.targets, found.scored
     candidates = [*lexical, *dense]
     dense_z = {target: value for target in candidates if (value := z(target)) is not None}
     anchors = [scored[t][1] for t in lexical] + [t[1] for t in dense if t[0] == "source"]
@@ -232,7 +229,7 @@ def _fuse_hybrid_scores(
     # A candidate matches on its own when its own words match the query or its own vector is
     # closer to it than the scope's usual (z above OWN_Z); one that does neither is only lent
     # its place by its neighbours and ranks after every one that matches.
-    direct = set(lexical) - context_only
+    direct = set(lexical) - found.context_only
     weak = {
         target
         for target in candidates
@@ -253,7 +250,7 @@ def _fuse_hybrid_scores(
         session_weight=tuning.session_weight,
         date_weight=tuning.date_weight,
         weak=weak,
-        stated=stated,
+        stated=found.stated,
         claim_weight=tuning.claim_weight,
     )
 
