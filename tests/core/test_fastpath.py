@@ -196,3 +196,18 @@ def test_the_generator_describes_only_what_it_can_decide_exactly() -> None:
     types = {field["key"]: field["type"] for field in shape["fields"]}
     # A length limit, a lax int, an enum outside zkr.enums, a validator: all opaque.
     assert types == {key: ["opaque"] for key in ("text", "lax", "kind", "checked")}
+
+
+def test_a_search_that_embeds_its_question_with_a_plugin_is_declined() -> None:
+    # The plugin's models are built on the real classes, which the fast path would replace
+    # (a one-shot hybrid search through an embedder plugin failed with a schema error).
+    from zkr.fastpath.run import needs_plugins
+
+    lane = {"model": "intfloat/multilingual-e5-small", "version": "1"}
+    scope = {"tenant_id": "t", "person_id": "p"}
+    asked = {**scope, "query": "coffee", "query_embedding": lane}
+    assert needs_plugins("search", asked)
+    given_vector = {**asked, "query_embedding": {**lane, "vector": [1.0, 0.0]}}
+    assert not needs_plugins("search", given_vector)
+    assert not needs_plugins("search", {**scope, "query": "coffee"})
+    assert not needs_plugins("get", asked)

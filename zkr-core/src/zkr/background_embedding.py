@@ -16,6 +16,23 @@ import threading
 from zkr.db import MemoryDb, open_db
 from zkr.models import RebuildRequest
 
+# typing's TYPE_CHECKING without importing typing, as elsewhere in zkr-core (issue 27.4).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class HostScope(Protocol):
+        """What :func:`for_host` reads from a host's settings (zkr-mcp's ``Settings``, zkr-web's
+        ``WebConfig``): the one person it serves and its embedder lane."""
+
+        @property
+        def tenant_id(self) -> str: ...
+        @property
+        def person_id(self) -> str: ...
+        @property
+        def embedder(self) -> tuple[str, str] | None: ...
+
+
 __all__ = [
     "IDLE_SECONDS",
     "RUN_ITEMS",
@@ -138,11 +155,11 @@ class BackgroundEmbedder:
                 return
 
 
-def for_host(
-    db_path: str, tenant_id: str, person_id: str, lane: tuple[str, str] | None, *, thread_name: str
-) -> BackgroundEmbedder | None:
+def for_host(db_path: str, host: HostScope, *, thread_name: str) -> BackgroundEmbedder | None:
     """The embedder thread of a host serving one person (not started), or ``None`` without an
     embedder. The host has already refused a lane that is not installed, in its own words."""
-    if lane is None:
+    if host.embedder is None:
         return None
-    return BackgroundEmbedder(db_path, tenant_id, person_id, lane, thread_name=thread_name)
+    return BackgroundEmbedder(
+        db_path, host.tenant_id, host.person_id, host.embedder, thread_name=thread_name
+    )

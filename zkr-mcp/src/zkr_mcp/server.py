@@ -127,13 +127,7 @@ def open_server(settings: Settings, *, clock: Callable[[], int] = unix_now) -> I
     if settings.embedder is not None:
         get_embedder(*settings.embedder)  # refuse at start, not at the first search
     db = open_db(settings.db)
-    embedder = for_host(
-        settings.db,
-        settings.tenant_id,
-        settings.person_id,
-        settings.embedder,
-        thread_name="zkr-mcp-embedder",
-    )
+    embedder = for_host(settings.db, settings, thread_name="zkr-mcp-embedder")
     calls = ToolCalls(
         db,
         settings,

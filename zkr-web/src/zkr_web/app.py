@@ -225,13 +225,7 @@ def create_app(config: WebConfig, db: MemoryDb | None = None) -> AccessGuard:
         own = db is None
         if config.embedder is not None:
             check_embedder(config.embedder)  # refuse to start, not at the first search
-        embedder = for_host(
-            config.db_path,
-            config.tenant_id,
-            config.person_id,
-            config.embedder,
-            thread_name="zkr-web-embedder",
-        )
+        embedder = for_host(config.db_path, config, thread_name="zkr-web-embedder")
         handle = MemoryDb(config.db_path) if db is None else db
         # A change made on the page rings the embedder: it is embedded as it arrives.
         ring = None if embedder is None else embedder.notify

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from zkr.store.database import Database
 
-__all__ = ["answer", "available"]
+__all__ = ["answer", "available", "needs_plugins"]
 
 
 def available(name: str) -> bool:
@@ -45,7 +45,7 @@ def answer(db: Database, name: str, payload: Any) -> tuple[Any] | None:
 
     :raises zkr.errors.ZkrError: as the handler raises it for an accepted request.
     """
-    if not available(name):
+    if not available(name) or needs_plugins(name, payload):
         return None
     request = accept(name, payload)
     if request is None:
@@ -54,6 +54,17 @@ def answer(db: Database, name: str, payload: Any) -> tuple[Any] | None:
     module, _, function = load_shapes()["operations"][name]["handler"].partition(":")
     result = getattr(importlib.import_module(module), function)(db, request)
     return (_to_json(result),)
+
+
+def needs_plugins(name: str, payload: Any) -> bool:
+    """Whether the request loads plugins: a search that names a lane without giving its vector
+    embeds the question with the lane's embedder plugin. Plugins are built on the real models
+    (an extractor's ``Suggestion`` holds a ``ClaimInput``), which the light classes would replace
+    for the rest of the process, so such a request takes the normal path, as ``rebuild`` does."""
+    if name != "search" or not isinstance(payload, dict):
+        return False
+    embedding = payload.get("query_embedding")
+    return isinstance(embedding, dict) and embedding.get("vector") is None
 
 
 def _install() -> None:

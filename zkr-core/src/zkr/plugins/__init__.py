@@ -51,17 +51,9 @@ __all__ = [
     "prepare_connection",
 ]
 
-_HOMES = {
-    "DEFAULT_PLUGINS": "_manager",
-    "get_embedder": "_manager",
-    "get_embedders": "_manager",
-    "get_extractors": "_manager",
-    "get_hosts": "_manager",
-    "get_importers": "_manager",
-    "get_plugins": "_manager",
-    "load_plugins": "_manager",
-    "pm": "_manager",
-    "prepare_connection": "_manager",
+#: Where each name lives: the interfaces in their own modules, everything else in the manager. The
+#: package's ``__all__`` is the one list of the manager's public names (``_manager`` has none).
+_INTERFACES = {
     "Embedder": "embedders",
     "ClaimExtractor": "extractors",
     "Suggestion": "extractors",
@@ -69,6 +61,7 @@ _HOMES = {
     "HostAdapter": "hosts",
     "Importer": "importers",
 }
+_HOMES = dict.fromkeys(__all__, "_manager") | _INTERFACES
 
 
 def __getattr__(name: str) -> Any:

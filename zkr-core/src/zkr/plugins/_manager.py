@@ -29,18 +29,7 @@ import pluggy
 from zkr.errors import DuplicatePluginIdError, UnknownPluginError
 from zkr.plugins import hookspecs
 
-__all__ = [
-    "DEFAULT_PLUGINS",
-    "get_embedder",
-    "get_embedders",
-    "get_extractors",
-    "get_hosts",
-    "get_importers",
-    "get_plugins",
-    "load_plugins",
-    "pm",
-    "prepare_connection",
-]
+# No ``__all__``: the package (zkr.plugins) re-exports this module's public names and lists them.
 
 #: The plugin manager of the process. Other distributions add their own hook specs to it
 #: (zkr-cli adds ``zkr_register_commands``).

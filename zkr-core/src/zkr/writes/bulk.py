@@ -48,9 +48,9 @@ from zkr.writes.capture import (
     INSERT_SOURCE,
     SET_ORIGINS,
     capture_id,
-    claim_row,
     evidence_row,
     locator_row,
+    remember_claim_row,
     require_claim_text,
     source_row,
     supports_row,
@@ -293,19 +293,8 @@ class CaptureBatch:
 
 
 def _claim_row(item: _Pending) -> tuple[object, ...]:
-    request, claim = item.request, item.request.claim
-    assert claim is not None and item.claim_id is not None
-    return claim_row(
-        item.claim_id,
-        request.tenant_id,
-        request.person_id,
-        claim.subject,
-        claim.predicate,
-        claim.value,
-        claim.kind.value,
-        claim.valid_from,
-        request.recorded_at,
-    )
+    assert item.claim_id is not None
+    return remember_claim_row(item.claim_id, item.request)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -43,12 +43,12 @@ __all__ = [
     "evidence_row",
     "insert_claim",
     "insert_evidence",
-    "insert_source",
     "is_erased",
     "is_stored",
     "locator",
     "locator_row",
     "remember",
+    "remember_claim_row",
     "require_claim_text",
     "set_origins",
     "source_row",
@@ -234,25 +234,6 @@ def capture_id() -> str:
 # ----------------------------------------------------------------------------------------------
 
 
-def insert_source(
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    kind: m.SourceKind,
-    text: str,
-    captured_at: int,
-    recorded_at: int,
-    ingestion_key: str | None,
-) -> str | None:
-    """Insert a live source at revision 1; ``None`` when its ingestion key is already taken."""
-    source_id = new_id()
-    row = source_row(
-        source_id, tenant_id, person_id, kind, text, captured_at, recorded_at, ingestion_key
-    )
-    cursor = conn.execute(INSERT_SOURCE, row)
-    return source_id if cursor.rowcount == 1 else None
-
-
 def insert_evidence(
     conn: sqlite3.Connection,
     tenant_id: str,
@@ -278,37 +259,30 @@ def require_claim_text(subject: str, predicate: str, value: str) -> None:
     require_text(value, "claim value")
 
 
-def insert_claim(
-    conn: sqlite3.Connection,
-    tenant_id: str,
-    person_id: str,
-    *,
-    subject: str,
-    predicate: str,
-    value: str,
-    kind: str,
-    valid_from: int,
-    recorded_from: int,
-    evidence_id: str,
-) -> str:
-    """Insert an accepted, open claim and its full-confidence ``supports`` link; returns its id."""
-    claim_id = new_id()
-    conn.execute(
-        INSERT_CLAIM,
-        claim_row(
-            claim_id,
-            tenant_id,
-            person_id,
-            subject,
-            predicate,
-            value,
-            kind,
-            valid_from,
-            recorded_from,
-        ),
-    )
+def insert_claim(conn: sqlite3.Connection, row: tuple[object, ...], evidence_id: str) -> str:
+    """Insert a :func:`claim_row` (an accepted, open claim) and its full-confidence ``supports``
+    link; returns the claim's id. Callers build the row, so the claim's fields are listed once."""
+    conn.execute(INSERT_CLAIM, row)
+    claim_id, tenant_id, person_id = (str(field) for field in row[:3])
     conn.execute(INSERT_CLAIM_EVIDENCE, supports_row(tenant_id, person_id, claim_id, evidence_id))
     return claim_id
+
+
+def remember_claim_row(claim_id: str, request: m.RememberRequest) -> tuple[object, ...]:
+    """The :func:`claim_row` of the claim a remember request carries (remember and bulk)."""
+    claim = request.claim
+    assert claim is not None
+    return claim_row(
+        claim_id,
+        request.tenant_id,
+        request.person_id,
+        claim.subject,
+        claim.predicate,
+        claim.value,
+        claim.kind.value,
+        claim.valid_from,
+        request.recorded_at,
+    )
 
 
 def set_origins(
@@ -388,18 +362,7 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
         claim = request.claim
         if claim is not None:
             require_claim_text(claim.subject, claim.predicate, claim.value)
-            claim_id = insert_claim(
-                conn,
-                tenant,
-                person,
-                subject=claim.subject,
-                predicate=claim.predicate,
-                value=claim.value,
-                kind=claim.kind.value,
-                valid_from=claim.valid_from,
-                recorded_from=request.recorded_at,
-                evidence_id=evidence_id,
-            )
+            claim_id = insert_claim(conn, remember_claim_row(new_id(), request), evidence_id)
         set_origins(conn, source_id, evidence_id, claim_id)
         # A new capture's evidence supports exactly the claim stored with it, if any.
         statement = (

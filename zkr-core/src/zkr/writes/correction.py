@@ -28,11 +28,14 @@ from zkr.store.records import (
 )
 from zkr.store.validation import require_scope, require_text
 from zkr.writes.capture import (
+    INSERT_SOURCE,
+    capture_id,
+    claim_row,
     insert_claim,
     insert_evidence,
-    insert_source,
     require_claim_text,
     set_origins,
+    source_row,
 )
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
@@ -80,17 +83,22 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
                 "correction timestamps must advance the original valid and recorded intervals"
             )
         # The capture: captured_at is the moment the new value became true.
-        source_id = insert_source(
-            conn,
-            tenant,
-            person,
-            m.SourceKind.user_correction,
-            request.text,
-            request.valid_at,
-            request.recorded_at,
-            None,
+        # No ingestion key, so the insert cannot be ignored.
+        source_id = capture_id()
+        source = m.SourceKind.user_correction
+        conn.execute(
+            INSERT_SOURCE,
+            source_row(
+                source_id,
+                tenant,
+                person,
+                source,
+                request.text,
+                request.valid_at,
+                request.recorded_at,
+                None,
+            ),
         )
-        assert source_id is not None  # no ingestion key, so the insert cannot be ignored
         evidence_id = insert_evidence(
             conn, tenant, person, source_id, request.text, request.recorded_at
         )
@@ -107,18 +115,18 @@ def correct(db: Database, request: m.CorrectRequest) -> m.CorrectResult:
                 "DELETE FROM profile_entries WHERE id = ?", [(pid,) for pid in profile_ids]
             )
         require_claim_text(subject, predicate, request.value)
-        claim_id = insert_claim(
-            conn,
+        row = claim_row(
+            capture_id(),
             tenant,
             person,
-            subject=subject,
-            predicate=predicate,
-            value=request.value,
-            kind=kind,
-            valid_from=request.valid_at,
-            recorded_from=request.recorded_at,
-            evidence_id=evidence_id,
+            subject,
+            predicate,
+            request.value,
+            kind,
+            request.valid_at,
+            request.recorded_at,
         )
+        claim_id = insert_claim(conn, row, evidence_id)
         set_origins(conn, source_id, evidence_id, claim_id)
         index_capture(conn, source_id)
         conn.execute(
