@@ -12,6 +12,7 @@ never imports pydantic; an invalid one the checker cannot vouch for still gets p
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import shutil
@@ -43,14 +44,26 @@ def peer_page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return dumped
 
 
-def _both(
-    name: str,
-    body: bytes,
+@pytest.fixture
+def both(
     seeded: tuple[Path, dict[str, Any]],
     forked: _Forked,
     zkr_inprocess: Callable[..., Outcome],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
+) -> Callable[[str, bytes], tuple[Outcome, bool]]:
+    """``both(name, body)`` runs *body* both ways on copies of the seeded database."""
+    return functools.partial(_both, seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+
+
+def _both(
+    seeded: tuple[Path, dict[str, Any]],
+    forked: _Forked,
+    zkr_inprocess: Callable[..., Outcome],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+    body: bytes,
 ) -> tuple[Outcome, bool]:
     """Runs *body* both ways on copies of the seeded database; asserts they agree byte for byte
     and answers the fast run's outcome and whether it imported pydantic."""
@@ -122,14 +135,11 @@ def test_embed_answers_and_writes_alike_and_a_valid_one_never_imports_pydantic(
     embedding: dict[str, Any],
     expected: str,
     seeded: tuple[Path, dict[str, Any]],
-    forked: _Forked,
-    zkr_inprocess: Callable[..., Outcome],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    both: Callable[[str, bytes], tuple[Outcome, bool]],
 ) -> None:
     target = {"kind": "source", "id": seeded[1]["t"][5]}  # "Sam likes tea", no vector yet
     body = json.dumps({**SCOPE, "target": target, "embedding": embedding}).encode()
-    outcome, pydantic = _both("embed", body, seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    outcome, pydantic = both("embed", body)
     assert outcome.returncode == (1 if expected == "refused" else 0), outcome.stderr
     if expected == "light":
         assert pydantic is False
@@ -139,31 +149,25 @@ def test_embed_answers_and_writes_alike_and_a_valid_one_never_imports_pydantic(
 def test_embed_of_numbers_beyond_a_double_answers_alike(
     vector: str,
     seeded: tuple[Path, dict[str, Any]],
-    forked: _Forked,
-    zkr_inprocess: Callable[..., Outcome],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    both: Callable[[str, bytes], tuple[Outcome, bool]],
 ) -> None:
     # 1e400 parses as an infinity (finite-checked after); the non-JSON literals are refused.
     target = {"kind": "source", "id": seeded[1]["t"][5]}
     body = json.dumps({**SCOPE, "target": target, "embedding": _embedding("VECTOR")})
     body = body.replace('"VECTOR"', vector)
-    outcome, _ = _both("embed", body.encode(), seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    outcome, _ = both("embed", body.encode())
     assert outcome.returncode == 1
 
 
 def test_embed_into_a_lane_of_another_dimension_is_refused_alike(
     seeded: tuple[Path, dict[str, Any]],
-    forked: _Forked,
-    zkr_inprocess: Callable[..., Outcome],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    both: Callable[[str, bytes], tuple[Outcome, bool]],
 ) -> None:
     # seed() stored a 2-value vector in lane m/1: three values conflict with it.
     target = {"kind": "source", "id": seeded[1]["t"][5]}
     embedding = _embedding([0.6, 0.8, 0.0], model="m", normalization="none")
     body = json.dumps({**SCOPE, "target": target, "embedding": embedding}).encode()
-    outcome, pydantic = _both("embed", body, seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    outcome, pydantic = both("embed", body)
     assert outcome.returncode == 1 and b"conflicts with the existing" in outcome.stderr
     assert pydantic is False  # a valid request: the handler's own error, without pydantic
 
@@ -242,16 +246,12 @@ def test_apply_answers_and_writes_alike_and_a_valid_page_never_imports_pydantic(
     edit: Callable[[dict[str, Any]], Any],
     expected: str,
     peer_page: dict[str, Any],
-    seeded: tuple[Path, dict[str, Any]],
-    forked: _Forked,
-    zkr_inprocess: Callable[..., Outcome],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    both: Callable[[str, bytes], tuple[Outcome, bool]],
 ) -> None:
     request = {**SCOPE, "upstream": "peer", "after_commit": 0, "after_event_index": -1,
                "page": edit(peer_page)}  # fmt: skip
     body = json.dumps(request).encode()
-    outcome, pydantic = _both("apply", body, seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    outcome, pydantic = both("apply", body)
     assert outcome.returncode == (1 if expected == "refused" else 0), outcome.stderr
     if expected == "light":
         assert pydantic is False
@@ -269,25 +269,17 @@ def test_apply_answers_and_writes_alike_and_a_valid_page_never_imports_pydantic(
 )
 def test_apply_without_a_page_answers_alike(
     request_body: dict[str, Any],
-    seeded: tuple[Path, dict[str, Any]],
-    forked: _Forked,
-    zkr_inprocess: Callable[..., Outcome],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    both: Callable[[str, bytes], tuple[Outcome, bool]],
 ) -> None:
     body = json.dumps(request_body).encode()
-    _both("apply", body, seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    both("apply", body)
 
 
 def test_a_page_without_its_cursor_is_refused_alike(
     peer_page: dict[str, Any],
-    seeded: tuple[Path, dict[str, Any]],
-    forked: _Forked,
-    zkr_inprocess: Callable[..., Outcome],
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    both: Callable[[str, bytes], tuple[Outcome, bool]],
 ) -> None:
     body = json.dumps({**SCOPE, "page": peer_page}).encode()
-    outcome, pydantic = _both("apply", body, seeded, forked, zkr_inprocess, monkeypatch, tmp_path)
+    outcome, pydantic = both("apply", body)
     assert outcome.returncode == 1 and b"after_commit and after_event_index" in outcome.stderr
     assert pydantic is False
