@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from zkr_embed_e5 import _proto as proto
 from zkr_embed_e5._q4file import Q4File
 
 OPSET = 17
@@ -28,17 +29,15 @@ OPSET = 17
 
 def build(model: Q4File) -> bytes:
     """The serialised ONNX model for *model*."""
-    from onnx import TensorProto, helper, numpy_helper
-
     config = model.config
     hidden, heads = config.hidden, config.heads
     head = hidden // heads
-    initializers: list[Any] = []
-    nodes: list[Any] = []
+    initializers: list[bytes] = []
+    nodes: list[bytes] = []
     names = iter(range(1 << 30))
 
     def constant(name: str, value: NDArray[Any]) -> str:
-        initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        initializers.append(proto.tensor(name, np.asarray(value)))
         return name
 
     def scalar(name: str, value: float) -> str:
@@ -46,7 +45,7 @@ def build(model: Q4File) -> bytes:
 
     def node(op: str, inputs: list[str], **attributes: Any) -> str:
         output = f"n{next(names)}"
-        nodes.append(helper.make_node(op, inputs, [output], **attributes))
+        nodes.append(proto.node(op, inputs, [output], **attributes))
         return output
 
     tiny, c127, c128 = scalar("tiny", 1e-12), scalar("c127", 127.0), scalar("c128", 128.0)
@@ -59,12 +58,12 @@ def build(model: Q4File) -> bytes:
         absmax = node("ReduceMax", [node("Abs", [x])], axes=[-1], keepdims=1)
         x_scale = node("Div", [node("Max", [absmax, tiny]), c127])  # [batch, length, 1]
         x_q = node("Add", [node("Round", [node("Div", [x, x_scale])]), c128])
-        x_q = node("Cast", [x_q], to=TensorProto.UINT8)
+        x_q = node("Cast", [x_q], to=proto.UINT8)
         product = node("MatMulInteger", [x_q, constant(f"{name}.wq", quantized), z128])
         # The weight scale first: onnxruntime fuses Cast+Mul after MatMulInteger and takes
         # that Mul's operand for a per-column scale, which the token scales are not.
         w_scale = constant(f"{name}.ws", scale.astype(np.float32))
-        y = node("Mul", [node("Cast", [product], to=TensorProto.FLOAT), w_scale])
+        y = node("Mul", [node("Cast", [product], to=proto.FLOAT), w_scale])
         bias = constant(f"{name}.b", model.floats(f"{name}.b", rows))
         return node("Add", [node("Mul", [y, x_scale]), bias])
 
@@ -73,7 +72,7 @@ def build(model: Q4File) -> bytes:
         bias = constant(f"{name}.b", model.floats(f"{name}.b", hidden))
         return node("LayerNormalization", [x, weight, bias], epsilon=config.eps, axis=-1)
 
-    mask = node("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    mask = node("Cast", ["attention_mask"], to=proto.FLOAT)
     # 0 where a token may be attended to, -10000 on padding (its softmax weight is then exactly
     # 0 in float32): [batch, 1, 1, length]
     bias = node("Mul", [node("Sub", [scalar("one", 1.0), mask]), scalar("minus", -10000.0)])
@@ -106,12 +105,12 @@ def build(model: Q4File) -> bytes:
     axis = constant("axis1", np.array([1], np.int64))
     total = node("ReduceSum", [node("Mul", [x, weights]), axis], keepdims=0)
     count = node("ReduceSum", [weights, axis], keepdims=0)
-    nodes.append(helper.make_node("Div", [total, count], ["pooled"]))
+    nodes.append(proto.node("Div", [total, count], ["pooled"]))
     inputs = [
-        helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", "length", hidden]),
-        helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "length"]),
+        proto.value_info("embeddings", proto.FLOAT, ["batch", "length", hidden]),
+        proto.value_info("attention_mask", proto.INT64, ["batch", "length"]),
     ]
-    output = helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", hidden])
-    graph = helper.make_graph(nodes, "multilingual-e5-small", inputs, [output], initializers)
-    opsets = [helper.make_opsetid("", OPSET)]
-    return bytes(helper.make_model(graph, opset_imports=opsets, ir_version=8).SerializeToString())
+    outputs = [proto.value_info("pooled", proto.FLOAT, ["batch", hidden])]
+    return proto.model(
+        "multilingual-e5-small", nodes, initializers, inputs, outputs, opset=OPSET
+    )

