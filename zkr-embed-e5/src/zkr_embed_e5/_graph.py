@@ -111,6 +111,4 @@ def build(model: Q4File) -> bytes:
         proto.value_info("attention_mask", proto.INT64, ["batch", "length"]),
     ]
     outputs = [proto.value_info("pooled", proto.FLOAT, ["batch", hidden])]
-    return proto.model(
-        "multilingual-e5-small", nodes, initializers, inputs, outputs, opset=OPSET
-    )
+    return proto.model("multilingual-e5-small", nodes, initializers, inputs, outputs, opset=OPSET)

@@ -59,7 +59,8 @@ class E5OnnxEmbedder(Embedder):
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         if not np.isfinite(norms).all() or float(norms.min()) <= 0.0:
             raise RuntimeError("the e5 ONNX engine returned a vector that cannot be normalised")
-        return (out / norms).astype(np.float32)
+        unit: NDArray[np.float32] = (out / norms).astype(np.float32)
+        return unit
 
 
 class _Engine:
@@ -101,7 +102,11 @@ class _Engine:
 
         bos, eos, limit = self.config.bos, self.config.eos, self.max_content
         return [
-            [bos, *self.tokenizer.encode(prefix + _engine_text(text[: self.max_chars]))[:limit], eos]
+            [
+                bos,
+                *self.tokenizer.encode(prefix + _engine_text(text[: self.max_chars]))[:limit],
+                eos,
+            ]
             for text in texts
         ]
 

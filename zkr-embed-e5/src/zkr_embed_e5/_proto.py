@@ -15,7 +15,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 #: TensorProto.DataType codes for the numpy types the graph uses.
-DATA_TYPES = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int8): 3, np.dtype(np.int64): 7}
+DATA_TYPES = {
+    np.dtype(np.float32): 1,
+    np.dtype(np.uint8): 2,
+    np.dtype(np.int8): 3,
+    np.dtype(np.int64): 7,
+}
 FLOAT, INT8, UINT8, INT64 = 1, 3, 2, 7
 
 
@@ -66,9 +71,7 @@ def node(op: str, inputs: Sequence[str], outputs: Sequence[str], **attributes: A
 
 def value_info(name: str, elem_type: int, shape: Sequence[int | str]) -> bytes:
     """A ValueInfoProto: a tensor input or output with fixed or named dimensions."""
-    dims = b"".join(
-        _bytes(1, _int(1, d) if isinstance(d, int) else _bytes(2, d)) for d in shape
-    )
+    dims = b"".join(_bytes(1, _int(1, d) if isinstance(d, int) else _bytes(2, d)) for d in shape)
     tensor_type = _int(1, elem_type) + _bytes(2, dims)
     return _bytes(1, name) + _bytes(2, _bytes(1, tensor_type))
 
