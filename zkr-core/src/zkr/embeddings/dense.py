@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from zkr import models as m
+from zkr.embeddings._blas import one_blas_thread
 from zkr.embeddings._lane import DenseLane, LaneRow, LaneTuning
 from zkr.embeddings._lane_file import read_lane, save_lane
 from zkr.embeddings._lane_rows import (
@@ -166,7 +167,14 @@ def dense_ranks_started(scan: DenseScan) -> Callable[[], DenseRanks]:
             raise refused
 
         return refuse
-    return _scanner().submit(lane.rank, vector).result
+    return _scanner().submit(_rank_on_one_thread, lane, vector).result
+
+
+def _rank_on_one_thread(lane: DenseLane, vector: NDArray[np.float32]) -> DenseRanks:
+    """The worker's scan, its product on one BLAS thread: the caller's SQL runs on the other
+    core meanwhile (:mod:`zkr.embeddings._blas`)."""
+    with one_blas_thread():
+        return lane.rank(vector)
 
 
 def row_scores(scan: DenseScan) -> list[tuple[Target, float]]:
