@@ -419,3 +419,43 @@ def test_one_blas_thread_gives_the_same_scores_bit_for_bit() -> None:
         single = rows @ query
     assert single.dtype == np.float32
     assert np.array_equal(single, default)
+
+
+@pytest.mark.parametrize("worker_first", [True, False])
+def test_a_started_scan_runs_once_on_whichever_thread_begins_it(
+    mem: Any, db: MemoryDb, monkeypatch: pytest.MonkeyPatch, worker_first: bool
+) -> None:
+    import threading
+
+    from zkr.embeddings import dense
+    from zkr.embeddings.dense import dense_ranks, dense_ranks_started
+
+    monkeypatch.setattr(dense, "INLINE_SCAN_ROWS", 0)  # always handed to the worker
+    for text, vector in (("first", [1.0, 0.0]), ("second", [0.6, 0.8])):
+        mem.embed("source", mem.raw(text).source_id, vector)
+    query = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [0.8, 0.6]})
+    with db.atomic(write=False) as conn:
+        expected = dense_ranks(DenseScan(db, conn, "t", "p", query)).ranked()
+    began, release = threading.Event(), threading.Event()
+    scanned_on: list[int] = []
+    rank = dense.DenseLane.rank
+
+    def recording(lane: Any, vector: Any) -> Any:
+        scanned_on.append(threading.get_ident())
+        began.set()
+        return rank(lane, vector)
+
+    monkeypatch.setattr(dense.DenseLane, "rank", recording)
+    if not worker_first:  # the worker is busy: the scan waits in its queue
+        dense._scanner().submit(release.wait, 10)
+    try:
+        with db.atomic(write=False) as conn:
+            started = dense_ranks_started(DenseScan(db, conn, "t", "p", query))
+            if worker_first:
+                assert began.wait(10)
+            assert started().ranked() == expected
+    finally:
+        release.set()
+    dense._scanner().submit(lambda: None).result(10)  # the queue has drained
+    assert len(scanned_on) == 1
+    assert (scanned_on[0] == threading.get_ident()) is not worker_first
