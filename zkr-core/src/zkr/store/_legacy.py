@@ -26,6 +26,9 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
 * v14 (ours): the recall index is dropped and rebuilt with its language-aware analysis and
   tokenizer (:func:`zkr.store.recall_index.recreate_recall_index`, :mod:`zkr.store.analysis`),
   with a progress line on a terminal.
+* v15 (ours): only a new table, ``recall_backlog`` (the captures whose recall rows ``remember``
+  deferred: :mod:`zkr.store.recall_backlog`), which the convergence on the fresh schema creates
+  empty: every live capture of a v14 file is already in its recall index.
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is

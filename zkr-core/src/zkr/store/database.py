@@ -15,6 +15,7 @@ from types import TracebackType
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
 from zkr.store.opening import LOCK_WAIT_SECONDS, begin_immediate, check_file, enable_wal
+from zkr.store.recall_backlog import apply_backlog, has_backlog
 from zkr.store.schema import SCHEMA_VERSION
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
@@ -130,23 +131,36 @@ class Database:
     # ------------------------------------------------------------------ transactions
 
     @contextlib.contextmanager
-    def atomic(self, *, write: bool = True) -> Iterator[sqlite3.Connection]:
+    def atomic(
+        self, *, write: bool = True, defer_recall: bool = False
+    ) -> Iterator[sqlite3.Connection]:
         """Run the block in one transaction (a savepoint when nested).
 
         Writers start with ``BEGIN IMMEDIATE`` so that two processes never deadlock upgrading a read
         lock; any exception rolls back everything, feed rows included. SQLite trigger aborts are
         turned into :class:`~zkr.errors.IntegrityError` with the trigger's message.
+
+        The recall index's backlog (:mod:`zkr.store.recall_backlog`) is applied first, in the same
+        transaction, so the block sees an exact index — unless *defer_recall* (``remember``, which
+        adds to the backlog). A reader that finds a backlog becomes a writer for it: it applies
+        the backlog and reads in one write transaction, so no capture committed in between can
+        be seen without its recall row.
         """
         with self._lock:
             conn = self.conn
             nested = conn.in_transaction
             if nested:
                 conn.execute("SAVEPOINT zkr_atomic")
+            elif write:
+                begin_immediate(conn)
+                if not defer_recall:
+                    apply_backlog(conn)
             else:
-                if write:
+                conn.execute("BEGIN")
+                if has_backlog(conn):
+                    conn.execute("ROLLBACK")
                     begin_immediate(conn)
-                else:
-                    conn.execute("BEGIN")
+                    apply_backlog(conn)
             try:
                 yield conn
             except BaseException as exc:

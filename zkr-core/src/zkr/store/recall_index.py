@@ -58,6 +58,7 @@ __all__ = [
     "purge_source",
     "recreate_recall_index",
     "refresh_evidence_sources",
+    "statement_of",
     "statement_text",
     "window_around",
 ]
@@ -72,6 +73,7 @@ RECALL_INDEX_DDL = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5(content, statement, context,
   tokenize="{RECALL_TOKENIZER}");
 CREATE INDEX IF NOT EXISTS sources_timeline ON sources(tenant_id, person_id, kind, captured_at);
+CREATE TABLE IF NOT EXISTS recall_backlog(source_rowid INTEGER PRIMARY KEY);
 """
 
 _SUPPORTS = "'\"supports\"'"
@@ -175,7 +177,8 @@ def context_text(before: Sequence[Neighbour], after: Sequence[Neighbour]) -> str
     )
 
 
-def _statement(conn: sqlite3.Connection, tenant: str, person: str, source_id: str) -> str:
+def statement_of(conn: sqlite3.Connection, tenant: str, person: str, source_id: str) -> str:
+    """The statement column of a source: the claims its live evidence supports, read as words."""
     return "\n".join(
         statement_text(subject, predicate, value)
         for _, subject, predicate, value in conn.execute(_STATEMENTS, (tenant, person, source_id))
@@ -208,7 +211,7 @@ def _insert_row(
     tenant, person, content = row[1], row[2], row[5]
     assert isinstance(tenant, str) and isinstance(person, str)
     if statement is None:
-        statement = _statement(conn, tenant, person, source_id)
+        statement = statement_of(conn, tenant, person, source_id)
     assert isinstance(content, str)
     conn.execute(
         "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)",
@@ -251,8 +254,8 @@ def index_capture(
 
     The rows written are those :func:`_write_row` would write for the capture and for each
     capture whose window holds it, read with one timeline query (both sides) instead of two per
-    row: a stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every such
-    capture's own window. Their text and statement did not change, so only their context is
+    row: a stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every
+    such capture's own window. Their text and statement did not change, so only their context is
     rewritten (``remember`` is the hot path: issue 13 measured this upkeep).
     """
     if row is None:
@@ -357,6 +360,8 @@ def build_recall_index(
         for i in range(len(offsets))
     )
     conn.execute("DELETE FROM recall_fts")
+    # Every live capture is written here: none waits any more (zkr.store.recall_backlog).
+    conn.execute("DELETE FROM recall_backlog")
     statements: dict[str, list[str]] = {}
     for source_id, subject, predicate, value, _ in conn.execute(
         "SELECT DISTINCT e.source_id, c.subject, c.predicate, c.value, c.id FROM evidence e"

@@ -14,7 +14,7 @@ from zkr import models as m
 from zkr.errors import ConflictError, InvalidRequest, NotFound
 from zkr.store.commits import append_payloads
 from zkr.store.fts_rows import index_new_source, index_source
-from zkr.store.recall_index import index_capture, statement_text
+from zkr.store.recall_backlog import defer_capture
 from zkr.store.records import stored_locator
 from zkr.store.validation import is_blank, new_id, require_scope, require_text
 from zkr.writes.capture_feed import FULL_CONFIDENCE, capture_payloads
@@ -328,7 +328,7 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
     """
     validate_remember(request)
     tenant, person, text = request.tenant_id, request.person_id, request.text
-    with db.atomic() as conn:
+    with db.atomic(defer_recall=True) as conn:
         # The same statements, and ids drawn in the same order, as the row writers above
         # (correct's), but nothing is read back (issue 27.2): the source's rowid is the insert's,
         # its FTS and recall rows and its feed records are built from the values in hand
@@ -364,14 +364,8 @@ def remember(db: Database, request: m.RememberRequest) -> m.RememberResult:
             require_claim_text(claim.subject, claim.predicate, claim.value)
             claim_id = insert_claim(conn, remember_claim_row(new_id(), request), evidence_id)
         set_origins(conn, source_id, evidence_id, claim_id)
-        # A new capture's evidence supports exactly the claim stored with it, if any.
-        statement = (
-            "" if claim is None else statement_text(claim.subject, claim.predicate, claim.value)
-        )
-        # The row as the recall index reads it: (rowid, tenant, person, kind, captured_at, text,
-        # deleted_at).
-        row = (rowid, *values[1:3], values[4], request.captured_at, text, None)
-        index_capture(conn, source_id, statement=statement, row=row)
+        # Its recall rows are written later, in a batch (zkr.store.recall_backlog; issue 27.2).
+        defer_capture(conn, rowid)
         payloads = capture_payloads(request, source_id, evidence_id, claim_id)
         append_payloads(conn, tenant, person, request.recorded_at, payloads)
     return m.RememberResult(source_id=source_id, evidence_id=evidence_id, claim_id=claim_id)
