@@ -164,6 +164,8 @@ def build(
             summary = importing.import_lines(db, io.BytesIO(data)).to_json()
         else:
             summary = one_by_one(db, data)
+        # remember defers its recall rows: the databases are compared with them written.
+        db.apply_recall_backlog()
     return summary, dump(path)
 
 

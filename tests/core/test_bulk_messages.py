@@ -74,6 +74,8 @@ def build(
                 counts.append(remember_messages(db, "t", "p", batch, recorded_at=recorded_at))
             else:
                 counts.append(one_by_one(db, batch, recorded_at))
+        # remember defers its recall rows: the databases are compared with them written.
+        db.apply_recall_backlog()
     conn = sqlite3.connect(path)
     with conn:
         for table in ("source_fts", "recall_fts"):

@@ -55,6 +55,7 @@ def excerpts(pack: m.RetrievalPack) -> list[str]:
 
 
 def recall_rows(db: MemoryDb) -> list[tuple[Any, ...]]:
+    db.apply_recall_backlog()  # remember defers its rows (zkr.store.recall_backlog)
     return db.conn.execute(
         "SELECT rowid, content, statement, context FROM recall_fts ORDER BY rowid"
     ).fetchall()

@@ -44,6 +44,8 @@ def db(tmp_path: Path) -> MemoryDb:
                  "recorded_at": at}
             )
         )  # fmt: skip
+    # remember defers its recall rows; a search applies them, the calls below read the index.
+    db.apply_recall_backlog()
     return db
 
 

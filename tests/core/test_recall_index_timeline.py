@@ -36,6 +36,7 @@ operation = st.one_of(
 
 
 def index_rows(db: MemoryDb) -> list[tuple[Any, ...]]:
+    db.apply_recall_backlog()  # remember defers its rows (zkr.store.recall_backlog)
     return db.conn.execute("SELECT rowid, * FROM recall_fts ORDER BY rowid").fetchall()
 
 
@@ -108,38 +109,50 @@ def test_a_capture_back_in_time_lands_in_the_windows_that_hold_it() -> None:
                     {**scope, "text": text, "captured_at": at, "recorded_at": 1000 + at}
                 )
             )
+        db.apply_recall_backlog()
         contexts = dict(db.conn.execute("SELECT content, context FROM recall_fts").fetchall())
     assert (BEFORE, AFTER) == (2, 1)
     assert contexts == {"alpha": "beta", "beta": "alpha\ngamma", "gamma": "alpha\nbeta"}
 
 
-def test_a_remember_reads_its_timeline_once_and_rewrites_one_neighbour() -> None:
-    """The recall index's upkeep per ``remember`` at the end of a conversation (issue 27.2): both
-    sides of the timeline in one statement, the capture's own row and the row of the one capture
-    whose window gained it (the one before it: one after)."""
+def test_a_remember_leaves_its_recall_rows_to_one_batch() -> None:
+    """The recall index's upkeep for ``remember`` at the end of a conversation (issue 27.2):
+    ``remember`` writes no ``recall_fts`` row, only the capture's rowid in the backlog; applying
+    the backlog reads the timeline once and writes each new turn's row and the row of the one
+    stored turn whose window gained one (the one before them: one after)."""
     with MemoryDb(":memory:") as db:
         scope = {"tenant_id": "t", "person_id": "sam", "kind": "conversation"}
-        for at in (100, 200, 300):
+
+        def turn(at: int) -> None:
             db.remember(
                 m.RememberRequest.model_validate(
                     {**scope, "text": f"turn {at}", "captured_at": at, "recorded_at": at}
                 )
             )
+
+        for at in (100, 200, 300):
+            turn(at)
+        db.apply_recall_backlog()
         statements: list[str] = []
         # zkr's own statements: FTS5's internal ones come as comments ("-- ...").
         db.conn.set_trace_callback(
             lambda sql: None if sql.startswith("--") else statements.append(sql)
         )
-        db.remember(
-            m.RememberRequest.model_validate(
-                {**scope, "text": "turn last", "captured_at": 400, "recorded_at": 400}
-            )
-        )
+        turn(400)
+        turn(500)
+        remembered = list(statements)
+        statements.clear()
+        db.apply_recall_backlog()
         db.conn.set_trace_callback(None)
         contexts = dict(db.conn.execute("SELECT content, context FROM recall_fts").fetchall())
-    timeline = [sql for sql in statements if "captured_at BETWEEN" in sql]
-    writes = [sql.split("(")[0].split(" SET")[0] for sql in statements if "recall_fts" in sql]
-    assert len(timeline) == 1
-    assert writes == ["INSERT INTO recall_fts", "UPDATE recall_fts"]
-    assert contexts["turn last"] == "turn 200\nturn 300"
-    assert contexts["turn 300"] == "turn 100\nturn 200\nturn last"
+    assert not [sql for sql in remembered if "recall_fts" in sql]
+    assert (
+        len([sql for sql in remembered if sql.startswith("INSERT OR IGNORE INTO recall_backlog")])
+        == 2
+    )
+    assert len([sql for sql in statements if "captured_at BETWEEN" in sql]) == 1
+    assert len([sql for sql in statements if sql.startswith("INSERT INTO recall_fts")]) == 2
+    assert len([sql for sql in statements if sql.startswith("UPDATE recall_fts")]) == 1
+    assert contexts["turn 300"] == "turn 100\nturn 200\nturn 400"
+    assert contexts["turn 400"] == "turn 200\nturn 300\nturn 500"
+    assert contexts["turn 500"] == "turn 300\nturn 400"

@@ -145,6 +145,7 @@ def test_a_version_13_file_is_rebuilt_language_aware_on_open(tmp_path: Path) -> 
     with MemoryDb(path) as db:
         for index, text in enumerate(MEMORIES):
             remember(db, text, at=index * 86_400)
+        db.apply_recall_backlog()  # remember defers its rows (zkr.store.recall_backlog)
         expected = db.conn.execute("SELECT rowid, * FROM recall_fts ORDER BY rowid").fetchall()
         fresh_sql = _recall_fts_sql(db)
     _as_version_13(path)

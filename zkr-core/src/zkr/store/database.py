@@ -177,6 +177,13 @@ class Database:
                 if write:
                     self.caches.clear()
 
+    def apply_recall_backlog(self) -> None:
+        """Write the recall rows ``remember`` deferred (:mod:`zkr.store.recall_backlog`) now, in
+        one transaction. Every operation does this itself when it needs to; a caller that reads
+        the recall index's table directly (a test, a dump) calls it first."""
+        with self.atomic():
+            pass
+
     def checkpoint(self) -> bool:
         """Copy the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``).
 
