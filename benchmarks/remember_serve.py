@@ -22,7 +22,12 @@ They run side by side and take the requests in blocks of 50, the order rotated e
 change in the machine's load falls on all alike. Per process: the sum of its round trips (wall)
 and the CPU time the process spent (user + system, from ``/proc``) over exactly those requests,
 so the rate per CPU-second does not depend on how busy the machine is; the load average before
-and after is in the report. ``--repeats`` runs the whole comparison again on fresh copies.
+and after is in the report. Since schema 15 ``remember`` defers its recall rows to a backlog
+(:mod:`zkr.store.recall_backlog`) that every 64th ``remember`` and any other request applies: one
+read (``locator``) closes each process's window, so the CPU figure holds every deferred row.
+``search_after`` in the report: a recall search right after the ``--count`` remembers (it applies
+what they left in the backlog) and the same search again, wall and CPU (``/proc``'s CPU clock
+ticks: 10 ms). ``--repeats`` runs the whole comparison again on fresh copies.
 """
 
 from __future__ import annotations
@@ -105,6 +110,7 @@ def compare(
     times: dict[str, list[float]] = {name: [] for name in servers}
     cpu: dict[str, float] = {}
     health: dict[str, Any] = {}
+    settled: dict[str, float] = {}
     load_before = run.load_average()
     warm = run.Serve.line("locator", {**run.scope(meta), "evidence_id": "warm-up"})
     opened = {name: run.Serve(dbs[name], work, command) for name, command in servers.items()}
@@ -118,7 +124,10 @@ def compare(
             for name in names[shift:] + names[:shift]:
                 for line in lines[first : first + _BLOCK]:
                     times[name].append(opened[name].call_raw(line)[0])
+        # One read ends the window: it applies the recall rows remember deferred (schema 15,
+        # zkr.store.recall_backlog), so their cost is in the CPU figure too.
         for name, server in opened.items():
+            settled[name] = server.call_raw(warm)[0]
             cpu[name] = cpu_seconds(server.process.pid) - started[name]
             health[name] = server.health()
     finally:
@@ -135,6 +144,7 @@ def compare(
             "cpu_ms_per_remember": round(1000 * cpu[name] / len(times[name]), 3),
             "per_cpu_second": round(len(times[name]) / cpu[name], 1) if cpu[name] else None,
             "per_request": run.summary(times[name]),
+            "closing_read_wall_s": round(settled[name], 4),
             "serve_health": health[name],
         }
     measured = figures["measured"]
@@ -156,6 +166,33 @@ def compare(
             )
     figures["load_average_before"] = load_before
     figures["load_average_after"] = run.load_average()
+    return figures
+
+
+SEARCH_AFTER_QUERY = "coffee meeting"
+
+
+def search_after(db: Path, lines: list[bytes], work: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """A recall search right after the remembers (it applies the recall rows they deferred),
+    then the same search again: wall and CPU of each, on this checkout's ``serve``."""
+    search = run.Serve.line(
+        "search", {**run.scope(meta), "query": SEARCH_AFTER_QUERY, "ranking": "recall"}
+    )
+    server = run.Serve(db, work, [run.zkr_executable(), "--db", str(db), "serve"])
+    try:
+        server.call_raw(search)  # warm: the first search's imports are not the flush's cost
+        for line in lines:
+            server.call_raw(line)
+        figures: dict[str, Any] = {"query": SEARCH_AFTER_QUERY, "remembers_before": len(lines)}
+        for label in ("first_search", "second_search"):
+            before = cpu_seconds(server.process.pid)
+            wall, _ = server.call_raw(search)
+            figures[label] = {
+                "wall_ms": round(1000 * wall, 2),
+                "cpu_ms": round(1000 * (cpu_seconds(server.process.pid) - before), 2),
+            }
+    finally:
+        server.close()
     return figures
 
 
@@ -195,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             "sequential request/answer, each its own transaction; serve processes side by side,"
             f" the same requests in rotating blocks of {_BLOCK}; per_second_wall = requests /"
             " sum of their round trips; cpu_s = the serve process's user + system time over"
-            " those requests (/proc); ratios are measured over the other process"
+            " those requests and one closing read that applies the recall backlog (/proc);"
+            " ratios are measured over the other process"
         ),
         "runs": [],
     }
@@ -240,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
         for db in dbs.values():
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
+    copy = fresh_copy(built.path, work / "remember-search-after.db")
+    report["search_after"] = search_after(copy, lines, work, built.meta)
+    run.log(json.dumps(report["search_after"]))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
     args.out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return 0
 

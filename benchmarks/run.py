@@ -491,12 +491,14 @@ def scope(meta: dict[str, Any]) -> dict[str, str]:
 
 
 # ``zkr serve`` with the recall index's upkeep switched off (remember and correct then write only
-# what zkr wrote before the recall ranking existed): the baseline of the remember ratio.
+# what zkr wrote before the recall ranking existed): the baseline of the remember ratio. Since
+# schema 15 remember defers its recall rows (``defer_capture``); before, it wrote them.
 CONTRACT_ONLY_SERVE = (
     "import sys\n"
     "import zkr.store  # first: importing zkr.writes first trips an import cycle\n"
     "import zkr.writes.capture, zkr.writes.correction\n"
     "zkr.writes.capture.index_capture = lambda conn, source_id, **_: None\n"
+    "zkr.writes.capture.defer_capture = lambda conn, rowid: None\n"
     "zkr.writes.correction.index_capture = lambda conn, source_id, **_: None\n"
     "from zkr_cli.__main__ import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
