@@ -50,7 +50,13 @@ def table_snapshot(db: MemoryDb | sqlite3.Connection) -> dict[str, list[tuple[An
     Covers ``memory_commits`` and ``memory_export_events`` too, plus ``sqlite_sequence`` so that an
     AUTOINCREMENT counter bumped by a rolled-back commit would show. Takes a plain connection
     too (a reader of a file that another process writes).
+
+    With a ``MemoryDb``, the recall backlog (:mod:`zkr.store.recall_backlog`) is applied first.
     """
+    if not isinstance(db, sqlite3.Connection):
+        # The recall rows remember deferred are written first: a snapshot compares what the
+        # database holds, not when a projection's deferred rows were written.
+        db.apply_recall_backlog()
     conn = db if isinstance(db, sqlite3.Connection) else db.conn
     names = [
         row[0]

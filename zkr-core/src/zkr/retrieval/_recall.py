@@ -116,7 +116,11 @@ def recall_search(
     # A lexical search whose query names a date ranks its candidates by score, with the date's lift.
     dated = () if hybrid or not tuning.date_weight else query_date_spans(request.query)
     nested = db.conn.in_transaction
-    with db.atomic(write=False) as conn, search_budget(conn, db.search_budget_seconds):
+    # reads_recall: the capture's recall rows that remember deferred are written first.
+    with (
+        db.atomic(write=False, reads_recall=True) as conn,
+        search_budget(conn, db.search_budget_seconds),
+    ):
         found = _Lexical()
         # The score fusion's dense scan runs on a worker while the lexical list is ranked.
         scan: Callable[[], DenseRanks] | None = None

@@ -115,6 +115,13 @@ class Database:
         with self._lock:
             if not self._closed:
                 self._closed = True
+                # A clean close leaves no backlog (zkr.store.recall_backlog): a reader that
+                # cannot write (a read-only copy) then finds every capture. Best effort: a file
+                # this process cannot write keeps it for the next writer.
+                if not self.conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        if has_backlog(self.conn):
+                            self.apply_recall_backlog()
                 self.conn.close()
 
     def __enter__(self) -> Self:
@@ -132,7 +139,7 @@ class Database:
 
     @contextlib.contextmanager
     def atomic(
-        self, *, write: bool = True, defer_recall: bool = False
+        self, *, write: bool = True, defer_recall: bool = False, reads_recall: bool = False
     ) -> Iterator[sqlite3.Connection]:
         """Run the block in one transaction (a savepoint when nested).
 
@@ -140,11 +147,12 @@ class Database:
         lock; any exception rolls back everything, feed rows included. SQLite trigger aborts are
         turned into :class:`~zkr.errors.IntegrityError` with the trigger's message.
 
-        The recall index's backlog (:mod:`zkr.store.recall_backlog`) is applied first, in the same
-        transaction, so the block sees an exact index — unless *defer_recall* (``remember``, which
-        adds to the backlog). A reader that finds a backlog becomes a writer for it: it applies
-        the backlog and reads in one write transaction, so no capture committed in between can
-        be seen without its recall row.
+        A writer applies the recall index's backlog (:mod:`zkr.store.recall_backlog`) first, in
+        the same transaction, so the block sees an exact index — unless *defer_recall*
+        (``remember``, which adds to the backlog). A reader of the recall index (*reads_recall*)
+        that finds a backlog becomes a writer for it: it applies the backlog and reads in one
+        write transaction, so no capture committed in between is seen without its recall row.
+        Other readers never write.
         """
         with self._lock:
             conn = self.conn
@@ -157,10 +165,8 @@ class Database:
                     apply_backlog(conn)
             else:
                 conn.execute("BEGIN")
-                if has_backlog(conn):
-                    conn.execute("ROLLBACK")
-                    begin_immediate(conn)
-                    apply_backlog(conn)
+                if reads_recall and has_backlog(conn):
+                    _apply_before_reading(conn)
             try:
                 yield conn
             except BaseException as exc:
@@ -195,6 +201,29 @@ class Database:
         with self._lock:
             busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return bool(busy == 0)
+
+
+def _apply_before_reading(conn: sqlite3.Connection) -> None:
+    """Turn the read transaction just begun into a write transaction that has applied the recall
+    backlog. A file this process cannot write (read-only) is read as it is: the captures still in
+    its backlog (left by a writer that stopped before closing) are found by the contract ranking
+    only, until a writer opens the file."""
+    conn.execute("ROLLBACK")
+    try:
+        begin_immediate(conn)
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise
+        conn.execute("BEGIN")
+        return
+    try:
+        apply_backlog(conn)
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("ROLLBACK")
+        conn.execute("BEGIN")
 
 
 def _roll_back(conn: sqlite3.Connection, nested: bool) -> None:
