@@ -160,3 +160,28 @@ def test_the_index_after_any_steps_equals_a_rebuild(
             assert indexed(db) == kept
     finally:
         zkr.store.recall_backlog.FLUSH_AT = saved
+
+
+def test_a_handle_that_cannot_write_searches_without_the_backlog(tmp_path: Path) -> None:
+    """A file this process cannot write (here: ``query_only``) is searched as it is, instead of
+    failing: the deferred capture waits for a writer, which then finds it."""
+    with MemoryDb(tmp_path / "ro.db") as db:
+        remember(db, "alpha turn", at=100)
+        db.apply_recall_backlog()
+        remember(db, "bravo turn", at=100_000)
+        db.conn.execute("PRAGMA query_only = ON")
+        assert search(db, "turn") == ["alpha turn"]
+        assert len(backlog(db)) == 1
+        db.conn.execute("PRAGMA query_only = OFF")
+        assert sorted(search(db, "turn")) == ["alpha turn", "bravo turn"]
+
+
+def test_closing_applies_the_backlog(tmp_path: Path) -> None:
+    path = tmp_path / "closed.db"
+    with MemoryDb(path) as db:
+        remember(db, "alpha turn")
+        assert len(backlog(db)) == 1
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM recall_backlog").fetchone() == (0,)
+    assert conn.execute("SELECT count(*) FROM recall_fts").fetchone() == (1,)
+    conn.close()
