@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in lines:
             answer = handle_line(db, line)
             assert answer is not None and b'"error"' not in answer, answer
+        # The recall rows remember deferred (schema 15, zkr.store.recall_backlog) are written
+        # inside the window: their cost is remember's (a no-op with --contract-only).
+        db.apply_recall_backlog()
         if profiler is not None:
             profiler.disable()
         cpu = time.process_time() - started
