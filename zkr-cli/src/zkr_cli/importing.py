@@ -135,26 +135,27 @@ def import_lines(
 ) -> ImportSummary:
     """Store every good line of *stream*; report the others by line number."""
     from zkr.operations import MAX_REQUEST_BYTES, OPERATIONS, parse
-    from zkr.writes.bulk import CaptureBatch
+    from zkr.writes.bulk import CaptureBatch, journals_in_memory
 
     remember = OPERATIONS["remember"]
     summary = ImportSummary()
     shown = _Progress(progress)
     lines = _numbered_lines(stream, MAX_REQUEST_BYTES)
     done = False
-    while not done:
-        done = True
-        with db.atomic() as conn:
-            batch = CaptureBatch(conn)
-            for index, (number, raw) in enumerate(lines):
-                summary.lines = number
-                if raw.strip():
-                    _one(db, batch, remember, parse, number, raw, summary)
-                shown.update(summary)
-                if index + 1 >= BATCH_LINES:
-                    done = False
-                    break
-            batch.flush()
+    with journals_in_memory(db.conn):
+        while not done:
+            done = True
+            with db.atomic() as conn:
+                batch = CaptureBatch(conn)
+                for index, (number, raw) in enumerate(lines):
+                    summary.lines = number
+                    if raw.strip():
+                        _one(db, batch, remember, parse, number, raw, summary)
+                    shown.update(summary)
+                    if index + 1 >= BATCH_LINES:
+                        done = False
+                        break
+                batch.flush()
     shown.update(summary, final=True)
     return summary
 
