@@ -332,19 +332,33 @@ def _index_recall(conn: sqlite3.Connection, pending: list[_Pending], rowids: lis
         request = item.request
         kind = json.dumps(request.kind.value)  # as stored (contract §3.2)
         timelines[(request.tenant_id, request.person_id, kind)].append((rowid, item))
+    inserts: list[tuple[int, str, str, str]] = []
+    updates: list[tuple[str, int]] = []
     for timeline, items in timelines.items():
-        if not _index_timeline(conn, timeline, items):
+        if not _index_timeline(conn, timeline, items, inserts, updates):
             for _, item in items:
                 index_capture(conn, item.source_id, statement=item.statement)
+    # FTS5 keeps pending rows in rowid order and writes them out as a new segment whenever a
+    # row comes below the last one (an update of a stored row, the next timeline's first row):
+    # written timeline by timeline that was ~20 small segments per batch, each merged again
+    # later. Updates (stored rows, all below the new ones) first, then the new rows, each in
+    # rowid order: one segment per batch, written at commit.
+    updates.sort(key=lambda row: row[1])
+    inserts.sort()
+    conn.executemany(_UPDATE_CONTEXT, updates)
+    conn.executemany(_INSERT_RECALL, inserts)
 
 
 def _index_timeline(
     conn: sqlite3.Connection,
     timeline: tuple[str, str, str],
     items: Sequence[tuple[int, _Pending]],
+    inserts: list[tuple[int, str, str, str]],
+    updates: list[tuple[str, int]],
 ) -> bool:
-    """Write the rows of one timeline's new captures (see :func:`_index_recall`); ``False``, having
-    written nothing, when the stretch they span holds too many stored captures."""
+    """Add the rows of one timeline's new captures to *inserts*, and the new contexts of its
+    stored captures to *updates* (see :func:`_index_recall`); ``False``, having added nothing,
+    when the stretch they span holds too many stored captures."""
     new = {rowid: item for rowid, item in items}
     positions = sorted((item.request.captured_at, rowid) for rowid, item in items)
     (low_at, low_rowid), (high_at, high_rowid) = positions[0], positions[-1]
@@ -361,8 +375,6 @@ def _index_timeline(
         _EDGE_AFTER, (*timeline, high_at, high_at, high_rowid, _REACH)
     ).fetchall()
     line = [*reversed(before), *middle, *after]
-    inserts: list[tuple[int, str, str, str]] = []
-    updates: list[tuple[str, int]] = []
     for index, row in enumerate(line):
         earlier, later = window_around(line, index)
         item = new.get(row[0])
@@ -378,6 +390,4 @@ def _index_timeline(
             )
         elif any(n[0] in new for n in earlier) or any(n[0] in new for n in later):
             updates.append((context_text(earlier, later), row[0]))
-    conn.executemany(_INSERT_RECALL, inserts)
-    conn.executemany(_UPDATE_CONTEXT, updates)
     return True
