@@ -26,7 +26,7 @@ import contextlib
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -101,6 +101,15 @@ _KEY_STATE = (
     " AND x.person_id = s.person_id AND x.target_kind = 'source' AND x.target_id = s.id)"
     " FROM sources s WHERE s.tenant_id = ? AND s.person_id = ? AND s.ingestion_key = ?"
 )
+_KEY_STATES = (
+    "SELECT s.ingestion_key, EXISTS(SELECT 1 FROM erasures x WHERE x.tenant_id = s.tenant_id"
+    " AND x.person_id = s.person_id AND x.target_kind = 'source' AND x.target_id = s.id)"
+    " FROM sources s WHERE s.tenant_id = ? AND s.person_id = ?"
+    " AND s.ingestion_key IN ({marks})"
+)
+_KEYS_PER_QUERY = 500
+#: Key states :class:`CaptureBatch` keeps past a flush (beyond them it asks the table again).
+_KEYS_KEPT = 4 * FLUSH_AT
 _INSERT_COMMIT = "INSERT INTO memory_commits(tenant_id, person_id, recorded_at) VALUES (?, ?, ?)"
 _INSERT_EVENT = (
     "INSERT INTO memory_export_events(commit_sequence, event_index, payload) VALUES (?, ?, ?)"
@@ -151,16 +160,39 @@ class CaptureBatch:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.pending: list[_Pending] = []
-        self._keys: set[tuple[str, str, str]] = set()
+        #: Known states of keys: read ahead (:meth:`read_keys`), or stored by :meth:`add`. Only
+        #: :meth:`add` changes a key's state inside the transaction (a replay stores no key).
+        self._keys: dict[tuple[str, str, str], KeyState] = {}
 
     def key_state(self, tenant_id: str, person_id: str, ingestion_key: str) -> KeyState:
         """What *ingestion_key* names in the scope, the batch's pending captures included."""
-        if (tenant_id, person_id, ingestion_key) in self._keys:
-            return KeyState.STORED
+        known = self._keys.get((tenant_id, person_id, ingestion_key))
+        if known is not None:
+            return known
         row = self.conn.execute(_KEY_STATE, (tenant_id, person_id, ingestion_key)).fetchone()
         if row is None:
             return KeyState.NEW
         return KeyState.ERASED if row[1] else KeyState.STORED
+
+    def read_keys(self, keys: Iterable[tuple[str, str, str]]) -> None:
+        """Read the states of many (tenant, person, ingestion key) at once, one query per scope,
+        for :meth:`key_state` to answer without a query each (~7 µs of SQLite and as much of
+        Python per line of an import)."""
+        scopes: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for tenant_id, person_id, key in keys:
+            if (tenant_id, person_id, key) not in self._keys:
+                scopes[(tenant_id, person_id)].add(key)
+        for (tenant_id, person_id), wanted in scopes.items():
+            ordered = sorted(wanted)
+            found: dict[str, KeyState] = {}
+            # Bound parameters, not a JSON array: a key is compared exactly as given.
+            for start in range(0, len(ordered), _KEYS_PER_QUERY):
+                chunk = ordered[start : start + _KEYS_PER_QUERY]
+                query = _KEY_STATES.format(marks=", ".join("?" * len(chunk)))
+                for key, erased in self.conn.execute(query, (tenant_id, person_id, *chunk)):
+                    found[key] = KeyState.ERASED if erased else KeyState.STORED
+            for key in ordered:
+                self._keys[(tenant_id, person_id, key)] = found.get(key, KeyState.NEW)
 
     def add(self, request: m.RememberRequest) -> str:
         """Queue a new capture (see the module docstring); returns its source id.
@@ -186,7 +218,8 @@ class CaptureBatch:
             _Pending(request, source_id, evidence_id, claim_id, payloads, statement)
         )
         if request.ingestion_key is not None:
-            self._keys.add((request.tenant_id, request.person_id, request.ingestion_key))
+            key = (request.tenant_id, request.person_id, request.ingestion_key)
+            self._keys[key] = KeyState.STORED
         if len(self.pending) >= FLUSH_AT:
             self.flush()
         return source_id
@@ -194,7 +227,8 @@ class CaptureBatch:
     def flush(self) -> None:
         """Write every pending capture: its rows, search projections and feed commit."""
         pending, self.pending = self.pending, []
-        self._keys.clear()
+        if len(self._keys) > _KEYS_KEPT:
+            self._keys.clear()  # a bound on memory: the table answers for the keys dropped
         if not pending:
             return
         conn = self.conn
