@@ -251,8 +251,8 @@ def index_capture(
 
     The rows written are those :func:`_write_row` would write for the capture and for each
     capture whose window holds it, read with one timeline query (both sides) instead of two per
-    row: a stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every such
-    capture's own window. Their text and statement did not change, so only their context is
+    row: a stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every
+    such capture's own window. Their text and statement did not change, so only their context is
     rewritten (``remember`` is the hot path: issue 13 measured this upkeep).
     """
     if row is None:
