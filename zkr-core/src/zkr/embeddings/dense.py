@@ -23,11 +23,13 @@ import sqlite3
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from threading import Lock
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from zkr import models as m
+from zkr.embeddings._blas import one_blas_thread
 from zkr.embeddings._lane import DenseLane, LaneRow, LaneTuning
 from zkr.embeddings._lane_file import read_lane, save_lane
 from zkr.embeddings._lane_rows import (
@@ -166,7 +168,49 @@ def dense_ranks_started(scan: DenseScan) -> Callable[[], DenseRanks]:
             raise refused
 
         return refuse
-    return _scanner().submit(lane.rank, vector).result
+    return _StartedScan(lane, vector).result
+
+
+def _rank_on_one_thread(lane: DenseLane, vector: NDArray[np.float32]) -> DenseRanks:
+    """A started scan, its product on one BLAS thread: the caller's SQL runs on the other core
+    meanwhile (:mod:`zkr.embeddings._blas`)."""
+    with one_blas_thread():
+        return lane.rank(vector)
+
+
+class _StartedScan:
+    """A scan handed to the worker, run by whichever thread begins it first.
+
+    When the caller asks for the result before the worker has begun (its own work was short — a
+    rare word — or a loaded machine has not given the worker a time slice yet), the caller scans
+    itself instead of waiting for the worker to be scheduled; the worker then finds the scan
+    taken and does nothing. Either way the same :func:`_rank_on_one_thread`, once.
+    """
+
+    __slots__ = ("future", "lane", "lock", "taken", "vector")
+
+    def __init__(self, lane: DenseLane, vector: NDArray[np.float32]) -> None:
+        self.lane, self.vector = lane, vector
+        self.lock = Lock()
+        self.taken = False
+        self.future = _scanner().submit(self._on_worker)
+
+    def _take(self) -> bool:
+        with self.lock:
+            taken, self.taken = self.taken, True
+        return not taken
+
+    def _on_worker(self) -> DenseRanks | None:
+        return _rank_on_one_thread(self.lane, self.vector) if self._take() else None
+
+    def result(self) -> DenseRanks:
+        """The scan's ranks (or its refusal, raised), scanned here if the worker has not begun."""
+        if self._take():
+            self.future.cancel()  # still queued: never run; else it returns at once
+            return _rank_on_one_thread(self.lane, self.vector)
+        ranks = self.future.result()
+        assert ranks is not None  # the worker took it
+        return ranks
 
 
 def row_scores(scan: DenseScan) -> list[tuple[Target, float]]:

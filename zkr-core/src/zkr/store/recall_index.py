@@ -91,29 +91,39 @@ WHERE e.tenant_id = ? AND e.person_id = ? AND e.source_id = ? AND e.deleted_at I
 ORDER BY c.id
 """
 
-# One side of a capture's timeline: live captures of the scope and kind, nearest first, with
-# what their own rows need (rowid, id, text, time). Each side's range ends at the capture's own
-# time: a range over the whole session gap on both sides made the index walk every capture of the
-# far half (up to three hours of them) before the first one on the asked side. Parameters by
-# number, bound from one tuple (:func:`_neighbours`): tenant, person, kind, the capture's time and
-# rowid, the id left out, the far end of the range, the limit.
-_TIMELINE = """
-SELECT rowid, id, content, captured_at FROM sources
-WHERE tenant_id = ?1 AND person_id = ?2 AND kind = ?3 AND deleted_at IS NULL
-  AND captured_at BETWEEN {range} AND rowid != ?5 AND id != ?6
-  AND {side}
-ORDER BY captured_at {order}, rowid {order}
-LIMIT ?8
-"""
-_BEFORE = _TIMELINE.format(
-    range="?7 AND ?4",
-    side="(captured_at < ?4 OR (captured_at = ?4 AND rowid < ?5))",
-    order="DESC",
-)
-_AFTER = _TIMELINE.format(
-    range="?4 AND ?7",
-    side="(captured_at > ?4 OR (captured_at = ?4 AND rowid > ?5))",
-    order="ASC",
+# Both sides of a capture's timeline in one statement: live captures of the scope and kind, each
+# side nearest first, with what their own rows need (rowid, id, text, time) and the side (0 before,
+# 1 after). Each side's range ends at the capture's own time: a range over the whole session gap on
+# both sides made the index walk every capture of the far half (up to three hours of them) before
+# the first one on the asked side. One statement, not one per side: ``remember`` runs it on every
+# call (issue 27.2). Parameters by number, bound from one tuple (:func:`_neighbours`): tenant,
+# person, kind, the capture's time and rowid, the id left out, the near and far ends of the range,
+# each side's limit.
+_SIDE = """
+SELECT * FROM (
+  SELECT {flag} AS side, rowid, id, content, captured_at FROM sources
+  WHERE tenant_id = ?1 AND person_id = ?2 AND kind = ?3 AND deleted_at IS NULL
+    AND captured_at BETWEEN {range} AND rowid != ?5 AND id != ?6
+    AND {side}
+  ORDER BY captured_at {order}, rowid {order}
+  LIMIT {limit}
+)"""
+_TIMELINE = (
+    _SIDE.format(
+        flag=0,
+        range="?7 AND ?4",
+        side="(captured_at < ?4 OR (captured_at = ?4 AND rowid < ?5))",
+        order="DESC",
+        limit="?9",
+    )
+    + "\nUNION ALL"
+    + _SIDE.format(
+        flag=1,
+        range="?4 AND ?8",
+        side="(captured_at > ?4 OR (captured_at = ?4 AND rowid > ?5))",
+        order="ASC",
+        limit="?10",
+    )
 )
 
 
@@ -142,10 +152,20 @@ def _neighbours(
     # Clamped to SQLite's integer range: a capture at the i64 limits is legal (issue 18 fuzz).
     low = max(captured_at - gaps * SESSION_GAP_SECONDS, I64_MIN)
     high = min(captured_at + gaps * SESSION_GAP_SECONDS, I64_MAX)
-    scope = (tenant, person, kind, captured_at, rowid, exclude)
-    earlier = conn.execute(_BEFORE, (*scope, low, before)).fetchall()
-    later = conn.execute(_AFTER, (*scope, high, after)).fetchall()
+    earlier: list[Neighbour] = []
+    later: list[Neighbour] = []
+    scope = (tenant, person, kind, captured_at, rowid, exclude, low, high, before, after)
+    for side, near_rowid, near_id, content, at in conn.execute(_TIMELINE, scope):
+        (later if side else earlier).append((near_rowid, near_id, content, at))
+    # Each side nearest first, whatever order the compound select hands its rows back in.
+    earlier.sort(key=_place, reverse=True)
+    later.sort(key=_place)
     return earlier, later
+
+
+def _place(neighbour: Neighbour) -> tuple[int, int]:
+    """A capture's place on its timeline: its time, then its insertion order (rowid)."""
+    return neighbour[3], neighbour[0]
 
 
 def context_text(before: Sequence[Neighbour], after: Sequence[Neighbour]) -> str:
@@ -230,9 +250,9 @@ def index_capture(
     (``remember``), so it is not read back.
 
     The rows written are those :func:`_write_row` would write for the capture and for each
-    capture whose window holds it, read with two timeline queries instead of two per row: a
-    stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every such
-    capture's own window. Their text and statement did not change, so only their context is
+    capture whose window holds it, read with one timeline query (both sides) instead of two per
+    row: a stretch of ``BEFORE + AFTER`` captures (and two session gaps) on each side holds every
+    such capture's own window. Their text and statement did not change, so only their context is
     rewritten (``remember`` is the hot path: issue 13 measured this upkeep).
     """
     if row is None:
