@@ -15,7 +15,12 @@ then, in one run and in this order:
 * ``zkr``: the same command with this checkout's code (or ``--src``'s, put first the same way);
 * ``floor``: the rows that import wrote (every table's, the feed and both FTS tables' contents
   included), read back beforehand, written into a fresh database of the same schema with one
-  ``executemany`` per table in one transaction: what SQLite itself needs to store them.
+  ``executemany`` per table in one transaction: what SQLite itself needs to store them (the CPU
+  of each table's step beside it); then ``floor_journals_in_memory``, the same with SQLite's
+  statement journals kept in memory, as ``zkr import`` keeps them (``zkr.writes.bulk``).
+
+Both imports run as installed (bytecode caches written by an untimed run before, whatever
+``PYTHONDONTWRITEBYTECODE`` says).
 
 Each figure is wall time and CPU time (the child's user + system from ``wait4``; the floor's from
 ``time.process_time``), rows per CPU-second, and the ratios the issue asks for (``zkr`` over
@@ -146,7 +151,14 @@ def lines_file(cache_dir: Path, size: int, seed: int) -> Path:
 
 def run_import(lines: Path, db: Path, src: Path | None) -> dict[str, Any]:
     """One ``zkr import`` process; wall and CPU time from ``wait4``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
+    # As installed: with bytecode caches (a PYTHONDONTWRITEBYTECODE in the harness's environment
+    # had every run compile ~170 modules from source, 0.35 CPU-seconds no user pays; run.py's
+    # start-up section does the same).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ZKR_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     # No installed plugin is loaded on either side: an import needs none, and the workspace's
     # plugins are today's code, which an older baseline's zkr-core cannot load.
     env["ZKR_LOAD_PLUGINS"] = ""
@@ -160,6 +172,17 @@ def run_import(lines: Path, db: Path, src: Path | None) -> dict[str, Any]:
         text=True,
         check=True,
     )
+    # One untimed import of nothing first: it writes the bytecode caches of every module the
+    # timed run imports.
+    warm = db.with_name(db.name + ".warm")
+    subprocess.run(
+        [sys.executable, "-m", "zkr_cli", "--db", str(warm), "import", os.devnull],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{warm}{suffix}").unlink(missing_ok=True)
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "zkr_cli", "--db", str(db), "import", str(lines)],
@@ -200,10 +223,12 @@ def counts(db: Path) -> dict[str, int]:
         conn.close()
 
 
-def floor(imported: Path, fresh: Path) -> dict[str, Any]:
+def floor(imported: Path, fresh: Path, *, journals_in_memory: bool = False) -> dict[str, Any]:
     """Write the rows *imported* holds into *fresh* (a new database of the same schema) with one
     ``executemany`` per table in one transaction; CPU and wall time of the writing alone (each
-    table is read beforehand, untimed, and dropped once written, so a million rows fit)."""
+    table is read beforehand, untimed, and dropped once written, so a million rows fit), and the
+    CPU of each step (where the floor's own time goes). With *journals_in_memory*, SQLite keeps
+    its statement journals in memory (``PRAGMA temp_store = MEMORY``), as ``zkr import`` does."""
     from zkr.db import MemoryDb
 
     MemoryDb(fresh).close()  # the schema, created as zkr creates it
@@ -243,18 +268,24 @@ def floor(imported: Path, fresh: Path) -> dict[str, Any]:
     conn = sqlite3.connect(fresh, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
+    if journals_in_memory:
+        conn.execute("PRAGMA temp_store = MEMORY")
     wall = cpu = 0.0
+    step_cpu: dict[str, float] = {}
     conn.execute("BEGIN IMMEDIATE")
     for read, write in steps:
         data = source.execute(read).fetchall()
         started, cpu_started = time.perf_counter(), time.process_time()
         conn.executemany(write, data)
-        cpu += time.process_time() - cpu_started
+        spent = time.process_time() - cpu_started
+        cpu += spent
         wall += time.perf_counter() - started
+        step_cpu[" ".join(write.split()[:3])] = round(spent, 3)
         del data
     started, cpu_started = time.perf_counter(), time.process_time()
     conn.execute("COMMIT")
-    cpu += time.process_time() - cpu_started
+    step_cpu["COMMIT"] = round(time.process_time() - cpu_started, 3)
+    cpu += step_cpu["COMMIT"]
     wall += time.perf_counter() - started
     (stored,) = conn.execute("SELECT count(*) FROM sources").fetchone()
     conn.close()
@@ -264,6 +295,7 @@ def floor(imported: Path, fresh: Path) -> dict[str, Any]:
         "cpu_s": round(cpu, 2),
         "rows_per_cpu_s": round(stored / cpu, 1),
         "stored": stored,
+        "step_cpu_s": step_cpu,
         "load_average": load_average(),
     }
 
@@ -294,8 +326,17 @@ def measure(
     log(f"{size}: floor (load {load_average()})")
     result["floor"] = floor(paths["zkr"], paths["floor"])
     log(f"{size}: floor {result['floor']}")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{paths['floor']}{suffix}").unlink(missing_ok=True)
+    result["floor_journals_in_memory"] = floor(
+        paths["zkr"], paths["floor"], journals_in_memory=True
+    )
+    log(f"{size}: floor, journals in memory {result['floor_journals_in_memory']}")
     zkr_run = result["zkr"]
     result["zkr_cpu_over_floor"] = round(zkr_run["cpu_s"] / result["floor"]["cpu_s"], 2)
+    result["zkr_cpu_over_floor_journals_in_memory"] = round(
+        zkr_run["cpu_s"] / result["floor_journals_in_memory"]["cpu_s"], 2
+    )
     if "baseline" in result:
         result["speedup_rows_per_cpu_s"] = round(
             zkr_run["rows_per_cpu_s"] / result["baseline"]["rows_per_cpu_s"], 2

@@ -103,3 +103,19 @@ def test_remember_messages_leaves_the_database_one_remember_each_leaves(
     counts, got = build(folder / "bulk.db", batches, True, monkeypatch)
     assert counts == expected_counts
     assert got == expected
+
+
+def test_journals_in_memory_restores_the_connections_setting(tmp_path: Path) -> None:
+    """A bulk write keeps statement journals in memory for its block only, even when it fails."""
+    db = MemoryDb(tmp_path / "m.db")
+    try:
+        conn = db.conn
+        conn.execute("PRAGMA temp_store = FILE")
+        with zkr.writes.bulk.journals_in_memory(conn):
+            assert conn.execute("PRAGMA temp_store").fetchone() == (2,)  # MEMORY
+        assert conn.execute("PRAGMA temp_store").fetchone() == (1,)  # FILE again
+        with pytest.raises(RuntimeError), zkr.writes.bulk.journals_in_memory(conn):
+            raise RuntimeError("boom")
+        assert conn.execute("PRAGMA temp_store").fetchone() == (1,)
+    finally:
+        db.close()

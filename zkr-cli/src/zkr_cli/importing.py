@@ -25,17 +25,19 @@ file of millions of bad lines does not grow the summary without bound.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 import zkr.feed.erasure as _erasure
 
 if TYPE_CHECKING:
     from zkr import models as m
     from zkr.db import MemoryDb
+    from zkr.errors import ZkrError
     from zkr.writes.bulk import CaptureBatch
 
 __all__ = [
@@ -134,50 +136,83 @@ def import_lines(
     db: MemoryDb, stream: BinaryIO, *, progress: TextIO | None = None
 ) -> ImportSummary:
     """Store every good line of *stream*; report the others by line number."""
-    from zkr.operations import MAX_REQUEST_BYTES, OPERATIONS, parse
-    from zkr.writes.bulk import CaptureBatch
+    from zkr.writes.bulk import CaptureBatch, journals_in_memory
 
-    remember = OPERATIONS["remember"]
     summary = ImportSummary()
     shown = _Progress(progress)
-    lines = _numbered_lines(stream, MAX_REQUEST_BYTES)
+    lines = _numbered_lines(stream, _max_request_bytes())
     done = False
-    while not done:
-        done = True
-        with db.atomic() as conn:
-            batch = CaptureBatch(conn)
-            for index, (number, raw) in enumerate(lines):
-                summary.lines = number
-                if raw.strip():
-                    _one(db, batch, remember, parse, number, raw, summary)
-                shown.update(summary)
-                if index + 1 >= BATCH_LINES:
-                    done = False
-                    break
-            batch.flush()
+    with journals_in_memory(db.conn):
+        while not done:
+            # A transaction's lines are read and parsed first, so that one query per scope
+            # tells which of their keys are stored (CaptureBatch.read_keys).
+            chunk = [(number, _parse(raw)) for number, raw in itertools.islice(lines, BATCH_LINES)]
+            done = len(chunk) < BATCH_LINES
+            with db.atomic() as conn:
+                batch = CaptureBatch(conn)
+                batch.read_keys(_keys_of(chunk))
+                for number, parsed in chunk:
+                    summary.lines = number
+                    if parsed is not None:
+                        _one(db, batch, number, parsed, summary)
+                    shown.update(summary)
+                batch.flush()
     shown.update(summary, final=True)
     return summary
+
+
+def _max_request_bytes() -> int:
+    from zkr.operations import MAX_REQUEST_BYTES
+
+    return MAX_REQUEST_BYTES
+
+
+def _parse(raw: bytes) -> m.RememberRequest | ZkrError | None:
+    """A line's request, with its ingestion key (derived when it has none); the refusal of a bad
+    line; ``None`` for a blank one."""
+    from zkr.errors import ZkrError
+    from zkr.operations import OPERATIONS, parse
+
+    if not raw.strip():
+        return None
+    try:
+        request = cast("m.RememberRequest", parse(OPERATIONS["remember"], raw))
+        if request.ingestion_key is None:
+            request = request.model_copy(update={"ingestion_key": derived_key(request)})
+    except ZkrError as exc:
+        return exc
+    return request
+
+
+def _keys_of(
+    chunk: list[tuple[int, m.RememberRequest | ZkrError | None]],
+) -> Iterator[tuple[str, str, str]]:
+    from zkr.errors import ZkrError
+
+    for _, parsed in chunk:
+        if parsed is not None and not isinstance(parsed, ZkrError):
+            yield parsed.tenant_id, parsed.person_id, str(parsed.ingestion_key)
 
 
 def _one(
     db: MemoryDb,
     batch: CaptureBatch,
-    remember: Any,
-    parse: Any,
     number: int,
-    raw: bytes,
+    parsed: m.RememberRequest | ZkrError,
     summary: ImportSummary,
 ) -> None:
     """Queue one new line in *batch*, or replay it (``remember`` in a savepoint of the batch's
     transaction), or drop it, or refuse it."""
     from zkr.errors import ZkrError
+    from zkr.operations import OPERATIONS
     from zkr.writes.bulk import KeyState
 
+    if isinstance(parsed, ZkrError):
+        summary.refuse(number, parsed.message)
+        return
+    request = parsed
     try:
-        request = parse(remember, raw)
-        if request.ingestion_key is None:
-            request = request.model_copy(update={"ingestion_key": derived_key(request)})
-        state = batch.key_state(request.tenant_id, request.person_id, request.ingestion_key)
+        state = batch.key_state(request.tenant_id, request.person_id, str(request.ingestion_key))
         if state is KeyState.ERASED:
             summary.dropped += 1
             return
@@ -186,7 +221,7 @@ def _one(
             summary.stored += 1
             return
         batch.flush()  # the replay sees every line before it
-        remember.call(db, request)
+        OPERATIONS["remember"].call(db, request)
     except ZkrError as exc:
         summary.refuse(number, exc.message)
         return

@@ -9,6 +9,7 @@ the model does not know is never looked at. (Types and ranges are pydantic's par
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from typing import Any
@@ -67,8 +68,10 @@ def _check_record(envelope: Any) -> None:
             check_known_fields(envelope.get("record"), model)
 
 
+@functools.cache
 def _field_names(model: type[BaseModel]) -> dict[str, Any]:
-    """JSON key -> annotation of every field (alias and name both, as validation accepts both)."""
+    """JSON key -> annotation of every field (alias and name both, as validation accepts both);
+    kept per model (a bulk import asks for the same two models on every line)."""
     names: dict[str, Any] = {}
     for name, field in model.model_fields.items():
         names[name] = field.annotation

@@ -29,7 +29,7 @@ from zkr.errors import InvalidRequest, ZkrError
 from zkr.models import I64_MAX, I64_MIN
 from zkr.plugins.importers import Message  # what importers read; stored here
 from zkr.store.validation import is_blank, require_scope, require_text
-from zkr.writes.bulk import CaptureBatch, KeyState
+from zkr.writes.bulk import CaptureBatch, KeyState, journals_in_memory
 
 if TYPE_CHECKING:
     from zkr.store.database import Database
@@ -120,7 +120,7 @@ def remember_messages(
     """
     require_scope(tenant_id, person_id)
     counts = MessageCounts()
-    with db.atomic() as conn:
+    with journals_in_memory(db.conn), db.atomic() as conn:
         batch = CaptureBatch(conn)
         for message in messages:
             check_message(message)
