@@ -61,6 +61,7 @@ _EDGE_AFTER = (
     " ORDER BY captured_at, rowid LIMIT ?"
 )
 _REACH = BEFORE + AFTER
+_HAS_ROW = "SELECT 1 FROM recall_fts WHERE rowid = ?"
 _SOURCES = (
     "SELECT rowid, id, tenant_id, person_id, kind, captured_at FROM sources"
     " WHERE deleted_at IS NULL AND rowid IN (SELECT source_rowid FROM recall_backlog)"
@@ -91,18 +92,39 @@ def apply_backlog(conn: sqlite3.Connection) -> int:
     timelines: dict[tuple[str, str, str], list[tuple[int, str, int]]] = defaultdict(list)
     for rowid, source_id, tenant, person, kind, captured_at in sources:
         timelines[(tenant, person, kind)].append((rowid, source_id, captured_at))
+    inserts: list[tuple[int, str, str, str]] = []
+    updates: list[tuple[str, int]] = []
     for timeline, items in timelines.items():
-        if not _index_timeline(conn, timeline, items):
+        if not _index_timeline(conn, timeline, items, inserts, updates):
             for _, source_id, _ in items:
                 index_capture(conn, source_id)
+    # A deferred capture has no row yet, unless a write in the same transaction (a delete's
+    # purge of its neighbour) wrote it already: that one is replaced.
+    conn.executemany(
+        "DELETE FROM recall_fts WHERE rowid = ?",
+        [(row[0],) for row in inserts if conn.execute(_HAS_ROW, (row[0],)).fetchone()],
+    )
+    # As the bulk writer (zkr.writes.bulk): stored rows' contexts, then the new rows, each in
+    # rowid order, so FTS5 writes one segment for the batch.
+    updates.sort(key=lambda row: row[1])
+    inserts.sort()
+    conn.executemany("UPDATE recall_fts SET context = ? WHERE rowid = ?", updates)
+    conn.executemany(
+        "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)", inserts
+    )
     return len(sources)
 
 
 def _index_timeline(
-    conn: sqlite3.Connection, timeline: tuple[str, str, str], items: list[tuple[int, str, int]]
+    conn: sqlite3.Connection,
+    timeline: tuple[str, str, str],
+    items: list[tuple[int, str, int]],
+    inserts: list[tuple[int, str, str, str]],
+    updates: list[tuple[str, int]],
 ) -> bool:
-    """Write the rows of one timeline's deferred captures; ``False``, having written nothing,
-    when the stretch they span holds too many stored captures (then one by one is cheaper)."""
+    """Add the rows of one timeline's deferred captures to *inserts* and the new contexts of its
+    stored captures to *updates*; ``False``, having added nothing, when the stretch they span
+    holds too many stored captures (then one by one is cheaper)."""
     new = {rowid for rowid, _, _ in items}
     positions = sorted((at, rowid) for rowid, _, at in items)
     (low_at, low_rowid), (high_at, high_rowid) = positions[0], positions[-1]
@@ -122,22 +144,14 @@ def _index_timeline(
     ).fetchall()
     line = [*reversed(before), *middle, *after]
     tenant, person, _ = timeline
-    inserts: list[tuple[int, str, str, str]] = []
-    updates: list[tuple[str, int]] = []
     for index, row in enumerate(line):
         earlier, later = window_around(line, index)
         if row[0] in new:
+            # Each column as the index stores it (its own language): zkr.store.analysis.
             statement = statement_of(conn, tenant, person, row[1])
             inserts.append(
                 (row[0], index_text(row[2]), index_text(statement), context_text(earlier, later))
             )
         elif any(n[0] in new for n in earlier) or any(n[0] in new for n in later):
             updates.append((context_text(earlier, later), row[0]))
-    # A deferred capture has no row yet; the delete keeps a replayed apply idempotent.
-    conn.executemany("DELETE FROM recall_fts WHERE rowid = ?", [(row[0],) for row in inserts])
-    inserts.sort()
-    conn.executemany(
-        "INSERT INTO recall_fts(rowid, content, statement, context) VALUES (?, ?, ?, ?)", inserts
-    )
-    conn.executemany("UPDATE recall_fts SET context = ? WHERE rowid = ?", updates)
     return True
