@@ -185,3 +185,11 @@ def test_closing_applies_the_backlog(tmp_path: Path) -> None:
     assert conn.execute("SELECT count(*) FROM recall_backlog").fetchone() == (0,)
     assert conn.execute("SELECT count(*) FROM recall_fts").fetchone() == (1,)
     conn.close()
+
+
+def test_a_recall_search_inside_a_callers_read_transaction_applies_the_backlog() -> None:
+    with MemoryDb(":memory:") as db:
+        remember(db, "Caroline works as a nurse")
+        with db.atomic(write=False):
+            assert search(db, "nurses") == ["Caroline works as a nurse"]
+        assert backlog(db) == []

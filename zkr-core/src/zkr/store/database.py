@@ -159,6 +159,10 @@ class Database:
             nested = conn.in_transaction
             if nested:
                 conn.execute("SAVEPOINT zkr_atomic")
+                if reads_recall and has_backlog(conn):
+                    # A recall read inside a caller's transaction: the backlog is applied in it
+                    # (a read transaction becomes a write one, or fails busy; never inexact).
+                    apply_backlog(conn)
             elif write:
                 begin_immediate(conn)
                 if not defer_recall:
