@@ -66,7 +66,11 @@ def test_refusals_name_the_flag(argv: list[str], message: str) -> None:
 
 def test_the_console_script_refuses_a_missing_scope_on_stderr_only(tmp_path: object) -> None:
     done = subprocess.run(
-        [zkr_mcp_command(), "--db", "x.db"], capture_output=True, timeout=60, env={}
+        [zkr_mcp_command(), "--db", "x.db"],
+        capture_output=True,
+        timeout=60,
+        cwd=str(tmp_path),  # a refused start must not leave a database behind in the checkout
+        env={},
     )
     assert done.returncode == 2
     assert done.stdout == b""  # stdout belongs to the protocol

@@ -37,12 +37,17 @@ def test_zkr_mcp_serves_zkrs_database_to_the_sdk_client(tmp_path: Path) -> None:
     assert db.exists()  # zkr's --db, not zkr-mcp's default
 
 
-def test_zkr_mcp_help_is_zkr_mcps_and_a_bad_flag_is_its_one_line_error() -> None:
+def test_zkr_mcp_help_is_zkr_mcps_and_a_bad_flag_is_its_one_line_error(tmp_path: Path) -> None:
     helped = subprocess.run([ZKR, "mcp", "--help"], capture_output=True, check=False, timeout=60)
     assert helped.returncode == 0 and b"--token-file" in helped.stdout
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZKR_")}
     refused = subprocess.run(
-        [ZKR, "--db", "x.db", "mcp"], capture_output=True, check=False, timeout=60, env=env
+        [ZKR, "--db", "x.db", "mcp"],
+        capture_output=True,
+        check=False,
+        timeout=60,
+        cwd=tmp_path,  # not the checkout: the refusal must not be what keeps a file out of it
+        env=env,
     )
     assert refused.returncode == 2
     assert refused.stderr.decode().strip().startswith("zkr-mcp: --tenant (or ZKR_TENANT)")
