@@ -15,7 +15,6 @@ from types import TracebackType
 from zkr.errors import IntegrityError, InvalidRequest
 from zkr.store.migrations import migrate
 from zkr.store.opening import LOCK_WAIT_SECONDS, begin_immediate, check_file, enable_wal
-from zkr.store.recall_backlog import apply_backlog, has_backlog
 from zkr.store.schema import SCHEMA_VERSION
 
 # typing's TYPE_CHECKING without importing typing: one-shot start-up (issue 27.4).
@@ -120,7 +119,7 @@ class Database:
                 # this process cannot write keeps it for the next writer.
                 if not self.conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
-                        if has_backlog(self.conn):
+                        if _has_backlog(self.conn):
                             self.apply_recall_backlog()
                 self.conn.close()
 
@@ -159,17 +158,17 @@ class Database:
             nested = conn.in_transaction
             if nested:
                 conn.execute("SAVEPOINT zkr_atomic")
-                if reads_recall and has_backlog(conn):
+                if reads_recall and _has_backlog(conn):
                     # A recall read inside a caller's transaction: the backlog is applied in it
                     # (a read transaction becomes a write one, or fails busy; never inexact).
-                    apply_backlog(conn)
+                    _apply_backlog(conn)
             elif write:
                 begin_immediate(conn)
-                if not defer_recall:
-                    apply_backlog(conn)
+                if not defer_recall and _has_backlog(conn):
+                    _apply_backlog(conn)
             else:
                 conn.execute("BEGIN")
-                if reads_recall and has_backlog(conn):
+                if reads_recall and _has_backlog(conn):
                     _apply_before_reading(conn)
             try:
                 yield conn
@@ -207,6 +206,21 @@ class Database:
         return bool(busy == 0)
 
 
+def _has_backlog(conn: sqlite3.Connection) -> bool:
+    """Whether some capture's recall rows wait in the backlog (:mod:`zkr.store.recall_backlog`).
+
+    Asked here, with no import: the writer pulls in the text analysis and the recall index, which
+    a one-shot command that finds no backlog never needs (issue 27.4's start-up)."""
+    return conn.execute("SELECT 1 FROM recall_backlog LIMIT 1").fetchone() is not None
+
+
+def _apply_backlog(conn: sqlite3.Connection) -> None:
+    """:func:`zkr.store.recall_backlog.apply_backlog`, imported when there is a backlog."""
+    from zkr.store.recall_backlog import apply_backlog
+
+    apply_backlog(conn)
+
+
 def _apply_before_reading(conn: sqlite3.Connection) -> None:
     """Turn the read transaction just begun into a write transaction that has applied the recall
     backlog. A file this process cannot write (read-only) is read as it is: the captures still in
@@ -221,7 +235,7 @@ def _apply_before_reading(conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN")
         return
     try:
-        apply_backlog(conn)
+        _apply_backlog(conn)
     except sqlite3.OperationalError as exc:
         if "readonly" not in str(exc):
             conn.execute("ROLLBACK")

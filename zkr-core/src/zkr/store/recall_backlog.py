@@ -42,7 +42,7 @@ from zkr.store.recall_index import (
     window_around,
 )
 
-__all__ = ["FLUSH_AT", "apply_backlog", "defer_capture", "has_backlog"]
+__all__ = ["FLUSH_AT", "apply_backlog", "defer_capture"]
 
 #: Deferred captures at which ``remember`` applies the backlog in its own transaction.
 FLUSH_AT = 64
@@ -76,11 +76,6 @@ def defer_capture(conn: sqlite3.Connection, rowid: int) -> None:
     (waiting,) = conn.execute("SELECT count(*) FROM recall_backlog").fetchone()
     if waiting >= FLUSH_AT:
         apply_backlog(conn)
-
-
-def has_backlog(conn: sqlite3.Connection) -> bool:
-    """Whether some capture's recall rows wait in the backlog."""
-    return conn.execute("SELECT 1 FROM recall_backlog LIMIT 1").fetchone() is not None
 
 
 def apply_backlog(conn: sqlite3.Connection) -> int:
