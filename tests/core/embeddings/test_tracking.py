@@ -557,6 +557,53 @@ def test_a_saved_lane_is_loaded_by_the_next_process_without_a_build(
         second.close()
 
 
+def test_the_process_that_saves_a_lane_keeps_the_copy_read_back_from_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A build's temporaries leave its memory scattered; the lane read back from the file it was
+    # just saved to is the same lane in less resident memory (issue 27.5's serve RSS).
+    path = tmp_path / "memory.db"
+    builds = _builds(monkeypatch)
+    reads: list[Any] = []
+    read = dense.read_lane
+
+    def recorded(*args: Any) -> Any:
+        lane = read(*args)
+        reads.append(lane)
+        return lane
+
+    monkeypatch.setattr(dense, "read_lane", recorded)
+    db = _open(path)
+    try:
+        populated(World(db))
+        fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
+        builds.clear()
+        reads.clear()
+        assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+        assert len(builds) == 1 and _lane_files(path)
+        kept = [lane for lane in cached_lanes(db).values()]
+        assert len(kept) == 1 and reads[-1] is kept[0]  # the file's copy, not the build's
+    finally:
+        db.close()
+
+
+def test_a_lane_that_cannot_be_saved_is_kept_as_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "memory.db"
+    monkeypatch.setattr(dense, "save_lane", lambda *args: False)  # e.g. a read-only folder
+    builds = _builds(monkeypatch)
+    db = _open(path)
+    try:
+        populated(World(db))
+        fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
+        builds.clear()
+        assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+        assert len(builds) == 1 and _lane_files(path) == []
+    finally:
+        db.close()
+
+
 @settings(
     max_examples=25,
     deadline=None,

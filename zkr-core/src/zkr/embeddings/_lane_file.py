@@ -60,14 +60,14 @@ def _mark(conn: sqlite3.Connection, tick: int) -> list[str] | None:
     return None if row is None else list(row)
 
 
-def save_lane(conn: sqlite3.Connection, lane_key: LaneKey, lane: DenseLane) -> None:
-    """Write *lane* (built at ``lane.tick``) to its file; best effort, errors are ignored."""
+def save_lane(conn: sqlite3.Connection, lane_key: LaneKey, lane: DenseLane) -> bool:
+    """Write *lane* (built at ``lane.tick``) to its file; best effort: whether it was written."""
     path = _path(conn, lane_key)
     if path is None or lane.tick is None or lane.config is None:
-        return
+        return False
     mark = _mark(conn, lane.tick)
     if mark is None:
-        return
+        return False
     header, slots = _header(lane_key, lane, mark)
     with contextlib.suppress(OSError):
         path.parent.mkdir(exist_ok=True)
@@ -81,6 +81,8 @@ def save_lane(conn: sqlite3.Connection, lane_key: LaneKey, lane: DenseLane) -> N
         except OSError:
             os.unlink(temporary)
             raise
+        return True
+    return False
 
 
 def _rows_of(lane: DenseLane, slots: Any) -> Any:
