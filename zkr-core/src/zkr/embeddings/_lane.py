@@ -15,7 +15,7 @@ the last bits and exact ties may break differently in rare cases. Rankings are o
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -199,24 +199,40 @@ class DenseLane:
         self.high = end
         self.pairs = None
 
-    def map_all(self, rows: Sequence[Target], mapped: Sequence[Target]) -> None:
-        """Set the mapping of a freshly built lane from pairs (in any order): row ``rows[i]``
-        maps to target ``mapped[i]``. Pairs of rows not in the lane are ignored."""
-        if not rows:
+    def map_all(self, blocks: Iterable[tuple[Sequence[Target], Sequence[Target]]]) -> None:
+        """Set the mapping of a freshly built lane from blocks of pairs (in any order): in each
+        block, row ``rows[i]`` maps to target ``mapped[i]``. Pairs of rows not in the lane are
+        ignored. Each block is reduced to two integer arrays before the next is read, and a
+        target that is also a row is kept as that row's own tuple, so the build holds no second
+        copy of the lane's keys (a lane read from its file shares them the same way)."""
+        slot_parts: list[NDArray[np.intp]] = []
+        index_parts: list[NDArray[np.intp]] = []
+        for rows, mapped in blocks:
+            if not rows:
+                continue
+            slot_list = list(map(self.slot_of.get, rows, itertools.repeat(-1)))
+            slots = np.fromiter(slot_list, np.intp, len(slot_list))
+            known = slots >= 0
+            if not bool(known.all()):
+                keep = np.flatnonzero(known).tolist()
+                mapped = [mapped[i] for i in keep]
+                slots = slots[known]
+                if not keep:
+                    continue
+            for target in dict.fromkeys(mapped):
+                if target not in self.target_index:
+                    slot = self.slot_of.get(target)
+                    own = None if slot is None else self.slot_target[slot]
+                    key = target if own is None else own
+                    self.target_index[key] = len(self.target_keys)
+                    self.target_keys.append(key)
+            slot_parts.append(slots)
+            index_parts.append(
+                np.fromiter(map(self.target_index.__getitem__, mapped), np.intp, len(mapped))
+            )
+        if not slot_parts:
             return
-        slot_list = list(map(self.slot_of.get, rows, itertools.repeat(-1)))
-        slots = np.fromiter(slot_list, np.intp, len(slot_list))
-        known = slots >= 0
-        if not bool(known.all()):
-            keep = np.flatnonzero(known).tolist()
-            mapped = [mapped[i] for i in keep]
-            slots = slots[known]
-            if not keep:
-                return
-        new = [t for t in dict.fromkeys(mapped) if t not in self.target_index]
-        self.target_index.update(zip(new, itertools.count(len(self.target_keys))))
-        self.target_keys.extend(new)
-        index = np.fromiter(map(self.target_index.__getitem__, mapped), np.intp, len(mapped))
+        slots, index = np.concatenate(slot_parts), np.concatenate(index_parts)
         # A row's pairs side by side, its targets in first-seen order.
         order = np.argsort(slots, kind="stable")
         slots, index = slots[order], index[order]

@@ -74,7 +74,8 @@ def save_lane(conn: sqlite3.Connection, lane_key: LaneKey, lane: DenseLane) -> b
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".lane-")
         try:
             with os.fdopen(handle, "wb") as out:
-                out.write(_HEAD.pack(_MAGIC, len(header)) + header)
+                out.write(_HEAD.pack(_MAGIC, len(header)))
+                out.write(header)
                 out.write(bytes(-out.tell() % _ALIGN))
                 out.write(_rows_of(lane, slots).data)
             os.replace(temporary, path)
@@ -98,10 +99,17 @@ def _header(lane_key: LaneKey, lane: DenseLane, mark: list[str]) -> tuple[bytes,
     A mapped target that is also a row is written as that row's index, so a reader shares one
     tuple between the two.
     """
-    slots = np.flatnonzero(lane.alive[: lane.high])
+    alive = lane.alive[: lane.high]
+    slots = np.flatnonzero(alive)
     rows = [lane.slot_target[int(slot)] for slot in slots]
-    row_index = {target: i for i, target in enumerate(rows)}
-    targets = [row_index.get(target, list(target)) for target in lane.target_keys]
+    position = (np.cumsum(alive) - 1).tolist()  # a live slot's index in ``rows``
+    slot_of = lane.slot_of  # a row's slot: live, since dropping a row removes it here
+    # Tuples are encoded as JSON arrays: no list is built per row or target (issue 27.5's
+    # memory: this header is built while the whole lane is held).
+    targets = [
+        target if slot is None else position[slot]
+        for target, slot in zip(lane.target_keys, map(slot_of.get, lane.target_keys), strict=True)
+    ]
     extra = [[rows_slot, list(lane.extra[int(slot)])] for rows_slot, slot in enumerate(slots)
              if int(slot) in lane.extra]  # fmt: skip
     header = {
@@ -109,7 +117,7 @@ def _header(lane_key: LaneKey, lane: DenseLane, mark: list[str]) -> tuple[bytes,
         "config": list(lane.config or ()),
         "tick": lane.tick,
         "mark": mark,
-        "rows": [list(row) for row in rows if row is not None],
+        "rows": [row for row in rows if row is not None],
         "targets": targets,
         "first": lane.first[slots].tolist(),
         "extra": extra,

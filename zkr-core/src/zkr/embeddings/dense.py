@@ -37,6 +37,7 @@ from zkr.embeddings._lane_rows import (
     certified_blocks,
     checked_rows,
     lane_row_count,
+    mapping_blocks,
     mapping_pairs,
     spellings_on_lane,
 )
@@ -358,7 +359,7 @@ def _build(
         unchecked = checked_rows(conn, lane_key, config, None)
     for target, blob in unchecked:
         lane.append_block([target], blob)
-    lane.map_all(*mapping_pairs(conn, lane_key, config, None))
+    lane.map_all(mapping_blocks(conn, lane_key, config, None))
     return lane
 
 
