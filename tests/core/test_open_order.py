@@ -124,3 +124,13 @@ def test_a_tilde_path_is_created_and_opened_in_the_same_place(
         assert Path(db.path) == tmp_path / "nested" / "memory.db"
     assert (tmp_path / "nested" / "memory.db").is_file()
     assert not (tmp_path / "~").exists()
+
+
+def test_a_file_checkpoints_its_wal_every_4000_pages(tmp_path: Path) -> None:
+    # SQLite's default (1,000) checkpointed every ~28 remembers (~35 pages each), copying the same
+    # hot pages back each time (issue 27.2; benchmarks/README). Every handle on a file sets it.
+    from zkr.store.database import WAL_CHECKPOINT_PAGES
+
+    with MemoryDb(tmp_path / "memory.db") as db:
+        (pages,) = db.conn.execute("PRAGMA wal_autocheckpoint").fetchone()
+    assert pages == WAL_CHECKPOINT_PAGES == 4000

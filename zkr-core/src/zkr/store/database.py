@@ -22,12 +22,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Self
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "Database"]
+__all__ = ["BUSY_TIMEOUT_SECONDS", "SEARCH_BUDGET_SECONDS", "WAL_CHECKPOINT_PAGES", "Database"]
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_SECONDS = 5.0
 #: Default time one search may take before it fails with LimitExceeded (zkr.store.budget).
 SEARCH_BUDGET_SECONDS = 5.0
+#: WAL pages at which a commit checkpoints (``PRAGMA wal_autocheckpoint``; SQLite's default 1,000).
+WAL_CHECKPOINT_PAGES = 4000
 
 # Trigger messages of the schema (contract §3.4): a RAISE(ABORT, msg) surfaces as IntegrityError.
 _TRIGGER_MESSAGES = frozenset(
@@ -100,6 +102,12 @@ class Database:
             if self.path != ":memory:":
                 # WAL lets readers (a host's recall) run while a writer (a stored turn) commits.
                 enable_wal(self.conn, LOCK_WAIT_SECONDS)
+                # Checkpoint at 4,000 WAL pages (16 MiB) instead of SQLite's 1,000: a `remember`
+                # writes ~35 pages, so the default checkpointed every ~28 of them and copied the
+                # same hot pages (index tails, FTS5's structure) back each time. Through `serve`
+                # at 100k: 6-8 % more remembers per second of wall, p95 1.6 ms instead of 2.2-3.5
+                # (benchmarks/README, issue 27.2). `forget` still empties the WAL itself.
+                self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             if prepare_connection is not None:
                 prepare_connection(self.conn)
             migrate(self.conn)
