@@ -557,6 +557,16 @@ def test_a_saved_lane_is_loaded_by_the_next_process_without_a_build(
         second.close()
 
 
+def _cached_answer_is_a_fresh_build(db: MemoryDb, *records: list[Any]) -> None:
+    """Populate *db*, then check that its cached lane answers as a fresh build does; *records*
+    (build or read logs) are cleared between the two, so they hold the cached answer's calls."""
+    populated(World(db))
+    fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
+    for record in records:
+        record.clear()
+    assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+
+
 def test_the_process_that_saves_a_lane_keeps_the_copy_read_back_from_its_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -575,11 +585,7 @@ def test_the_process_that_saves_a_lane_keeps_the_copy_read_back_from_its_file(
     monkeypatch.setattr(dense, "read_lane", recorded)
     db = _open(path)
     try:
-        populated(World(db))
-        fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
-        builds.clear()
-        reads.clear()
-        assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+        _cached_answer_is_a_fresh_build(db, builds, reads)
         assert len(builds) == 1 and _lane_files(path)
         kept = [lane for lane in cached_lanes(db).values()]
         assert len(kept) == 1 and reads[-1] is kept[0]  # the file's copy, not the build's
@@ -594,9 +600,7 @@ def test_a_built_lane_holds_one_tuple_per_target_that_is_also_a_row(tmp_path: Pa
     db = MemoryDb(tmp_path / "memory.db")
     db.lane_tuning = LaneTuning(file_rows=0)  # type: ignore[attr-defined]  # no file: the build
     try:
-        populated(World(db))
-        fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
-        assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+        _cached_answer_is_a_fresh_build(db)
         (lane,) = cached_lanes(db).values()
         shared = [t for t in lane.target_keys if t in lane.slot_of]
         assert shared  # the fixture has rows that count for themselves
@@ -613,10 +617,7 @@ def test_a_lane_that_cannot_be_saved_is_kept_as_built(
     builds = _builds(monkeypatch)
     db = _open(path)
     try:
-        populated(World(db))
-        fresh = dense_answer(db, SCOPES[0], LANES[0], cache=False)
-        builds.clear()
-        assert dense_answer(db, SCOPES[0], LANES[0], cache=True) == fresh
+        _cached_answer_is_a_fresh_build(db, builds)
         assert len(builds) == 1 and _lane_files(path) == []
     finally:
         db.close()
