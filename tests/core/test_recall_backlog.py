@@ -114,7 +114,7 @@ def test_a_version_14_file_gets_the_backlog_table_on_open(tmp_path: Path) -> Non
     conn.commit()
     conn.close()
     with MemoryDb(path) as db:
-        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 15
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 16
         assert indexed(db) == expected
         assert backlog(db) == []
         remember(db, "she likes night shifts", at=101)

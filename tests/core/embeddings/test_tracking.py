@@ -415,6 +415,84 @@ def test_a_migrated_lane_is_scanned_until_embed_registers_it(world: World) -> No
     assert covered and fast == full
 
 
+_OLD_BACKLOG = """
+CREATE TABLE projection_backlog(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
+  model TEXT NOT NULL, version TEXT NOT NULL, target_kind TEXT NOT NULL, target_id TEXT NOT NULL,
+  PRIMARY KEY(tenant_id, person_id, model, version, target_kind, target_id)) WITHOUT ROWID;
+CREATE INDEX projection_backlog_by_target ON projection_backlog(tenant_id,
+  person_id, target_kind, target_id);
+"""
+
+
+def _backlog_rows(db: MemoryDb) -> list[tuple[str, ...]]:
+    return db.conn.execute("SELECT * FROM projection_backlog ORDER BY 1, 2, 3, 4, 5, 6").fetchall()
+
+
+def test_a_schema_15_backlog_is_rekeyed_with_its_rows(tmp_path: Path) -> None:
+    """Schema 16 keys the backlog by target before lane and drops the index by target: a file
+    written with the old key keeps every entry, and the triggers and the walk then work on it."""
+    path = tmp_path / "v15.db"
+    db = MemoryDb(path)
+    try:
+        world = World(db)
+        populated(world)
+        world.run(("remember", 0, True, 40))  # not embedded: in the backlog of both lanes
+        world.run(("embed", 0, 8, 1, 1, False, False))  # registers lane m2/v
+        expected = _backlog_rows(db)
+        assert len({row[2] for row in expected}) == 2  # both lanes have entries
+    finally:
+        db.close()
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT * FROM projection_backlog").fetchall()
+    conn.execute("PRAGMA legacy_alter_table = ON")  # the triggers name the table: not checked
+    conn.execute("DROP TABLE projection_backlog")
+    conn.executescript(_OLD_BACKLOG)
+    conn.executemany("INSERT INTO projection_backlog VALUES (?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("PRAGMA user_version = 15")
+    conn.commit()
+    conn.close()
+    db = MemoryDb(path)
+    try:
+        assert db.conn.execute("PRAGMA user_version").fetchone()[0] == 16
+        assert _backlog_rows(db) == expected
+        indexes = db.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index'"
+            " AND tbl_name = 'projection_backlog'"
+        ).fetchall()
+        assert indexes == []  # WITHOUT ROWID: the key is the table; no second B-tree
+        key = [row[2] for row in db.conn.execute("PRAGMA index_info(projection_backlog)")]
+        assert key[:4] == ["tenant_id", "person_id", "target_kind", "target_id"]
+        world = World(db)
+        world.run(("remember", 0, False, 41))
+        assert backlog_invariant_holds(db)
+        for scope in SCOPES:
+            for lane in LANES:
+                _covered, fast = all_issues(db, scope, lane, fast=True)
+                _, full = all_issues(db, scope, lane, fast=False)
+                assert fast == full
+        assert all_issues(db, SCOPES[0], LANES[0], fast=True)[0]  # the walk was taken
+    finally:
+        db.close()
+
+
+def test_the_lane_walk_reads_the_backlog_by_its_key(world: World) -> None:
+    """No full scan of the backlog and no sort: the walk is a range of the key, in id order."""
+    world.remember(0, True, 1)
+    world.embed(0, 0, 0, 0, False, False)
+    checks = "embedding_checks"
+    for kind in backlog._KIND_ORDER:
+        sql = backlog._candidate_sql(kind, checks, None, True)
+        plan = " | ".join(
+            row[3]
+            for row in world.db.conn.execute(
+                f"EXPLAIN QUERY PLAN {sql}",
+                {"tenant": "t", "person": "p", "model": "m", "version": "v", "after": ""},
+            )
+        )
+        assert "SEARCH b USING PRIMARY KEY (tenant_id=? AND person_id=? AND target_kind=?" in plan
+        assert "TEMP B-TREE" not in plan, plan
+
+
 def test_reviving_a_source_by_raw_sql_brings_back_its_evidence(world: World) -> None:
     world.remember(0, False, 1)
     world.embed(0, 0, 0, 0, False, False)  # the source: certified; its evidence is missing

@@ -13,6 +13,12 @@ replica's ``apply`` and another process's writes are covered exactly like zkr's 
     the first time it stores a vector in it; a lane that is not registered (e.g. a database
     migrated from zkr 0.2.x) is audited with the full scan.
 
+    The key puts the target before the lane (schema 16): the triggers find a target's entries
+    (of every lane) by the key itself, and a lane's walk reads its kind in id order from the same
+    key, skipping other lanes' entries (a person has one or two). Until schema 15 the key began
+    with the lane and a second index served the triggers: every ``remember`` then wrote its two
+    targets into two B-trees at random places, about six of its 36 WAL pages (issue 27.2).
+
 ``embedding_dirty`` (read by :mod:`zkr.embeddings.dense`)
     A monotonic tick per embedded target whose vector, liveness or retrieval mapping may have
     changed: its embedding rows, its own row, its source (for evidence), its evidence (for a
@@ -427,9 +433,7 @@ CREATE TABLE IF NOT EXISTS projection_lanes(tenant_id TEXT NOT NULL, person_id T
   PRIMARY KEY(tenant_id, person_id, model, version)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS projection_backlog(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
   model TEXT NOT NULL, version TEXT NOT NULL, target_kind TEXT NOT NULL, target_id TEXT NOT NULL,
-  PRIMARY KEY(tenant_id, person_id, model, version, target_kind, target_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS projection_backlog_by_target ON projection_backlog(tenant_id,
-  person_id, target_kind, target_id);
+  PRIMARY KEY(tenant_id, person_id, target_kind, target_id, model, version)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embedding_dirty(tenant_id TEXT NOT NULL, person_id TEXT NOT NULL,
   target_kind TEXT NOT NULL, target_id TEXT NOT NULL, tick INTEGER NOT NULL,
   PRIMARY KEY(tenant_id, person_id, target_kind, target_id)) WITHOUT ROWID;

@@ -29,6 +29,8 @@ Steps run in the contract's order (§3.5), each only when the stored version is 
 * v15 (ours): only a new table, ``recall_backlog`` (the captures whose recall rows ``remember``
   deferred: :mod:`zkr.store.recall_backlog`), which the convergence on the fresh schema creates
   empty: every live capture of a v14 file is already in its recall index.
+* v16 (ours): ``projection_backlog`` is keyed by target before lane and loses its second index
+  (:mod:`zkr.store._embedding_tracking`); its rows are copied as they are.
 
 Vectors that zkr 0.2.x stored as JSON text are decoded the way the reference decodes them
 (numbers rounded to float32, values beyond float32 range become infinities). A legacy vector that is
@@ -49,6 +51,7 @@ from typing import Any
 
 from zkr.errors import MigrationError
 from zkr.store import fts_rows, recall_index, schema
+from zkr.store._embedding_tracking import EMBEDDING_TRACKING
 from zkr.store._feed_bootstrap import bootstrap_feed
 
 __all__ = ["legacy_vector_blob", "migrate_legacy"]
@@ -74,6 +77,8 @@ def _run_steps(conn: sqlite3.Connection, version: int) -> None:
     for below, step in _CONTRACT_STEPS:
         if version < below:
             step(conn)
+    if version < 16:
+        _v16_backlog_key(conn)
     # Every migration ends on the fresh schema's objects (so a v9 file gains what came later).
     _converge_on_fresh_schema(conn)
     if version < 10:
@@ -363,6 +368,27 @@ def _converge_on_fresh_schema(conn: sqlite3.Connection) -> None:
             conn.execute(sql)
         elif name not in existing:
             conn.execute(sql)
+
+
+_BACKLOG_COLUMNS = "tenant_id, person_id, model, version, target_kind, target_id"
+
+
+def _v16_backlog_key(conn: sqlite3.Connection) -> None:
+    """Recreate ``projection_backlog`` with the target before the lane in its key (schema 16)."""
+    if not schema.has_table(conn, "projection_backlog"):
+        return  # older than the backlog: the convergence creates it
+    # As in _rebuild_embeddings: the convergence reinstalls every trigger, and none may name the
+    # table while it is swapped (the rename checks them).
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        conn.execute(f'DROP TRIGGER "{name}"')
+    create = _named(EMBEDDING_TRACKING)["projection_backlog"]
+    conn.execute(create.replace(" projection_backlog(", " projection_backlog_v16(", 1))
+    conn.execute(
+        f"INSERT INTO projection_backlog_v16({_BACKLOG_COLUMNS})"
+        f" SELECT {_BACKLOG_COLUMNS} FROM projection_backlog"
+    )
+    conn.execute("DROP TABLE projection_backlog")  # and its index by target
+    conn.execute("ALTER TABLE projection_backlog_v16 RENAME TO projection_backlog")
 
 
 _EMBEDDING_COLUMNS = (

@@ -27,7 +27,7 @@ __all__ = [
 #: The version zkr 0.2.3 writes; the export feed reports it as its record schema.
 CONTRACT_SCHEMA_VERSION = 8
 #: The version this package writes.
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 # Tables in their v8 column order; `embeddings.vector` is the only v9 change (BLOB instead of
 # JSON text).
