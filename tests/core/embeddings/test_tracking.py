@@ -332,6 +332,16 @@ def backlog_invariant_holds(db: MemoryDb) -> bool:
     return bool(missing == 0)
 
 
+def assert_the_walk_lists_what_the_full_scan_lists(db: MemoryDb) -> None:
+    """The backlog invariant holds and, in every scope and lane, the walk answers as the scan."""
+    assert backlog_invariant_holds(db)
+    for scope in SCOPES:
+        for lane in LANES:
+            _covered, fast = all_issues(db, scope, lane, fast=True)
+            _, full = all_issues(db, scope, lane, fast=False)
+            assert fast == full
+
+
 @settings(
     max_examples=150,
     deadline=None,
@@ -347,12 +357,7 @@ def test_backlog_walk_lists_exactly_what_the_full_scan_lists(
         world = World(db)
         for op in operations:
             world.run(op)
-        assert backlog_invariant_holds(db)
-        for scope in SCOPES:
-            for lane in LANES:
-                _covered, fast = all_issues(db, scope, lane, fast=True)
-                _, full = all_issues(db, scope, lane, fast=False)
-                assert fast == full
+        assert_the_walk_lists_what_the_full_scan_lists(db)
     finally:
         db.close()
 
@@ -464,12 +469,7 @@ def test_a_schema_15_backlog_is_rekeyed_with_its_rows(tmp_path: Path) -> None:
         assert key[:4] == ["tenant_id", "person_id", "target_kind", "target_id"]
         world = World(db)
         world.run(("remember", 0, False, 41))
-        assert backlog_invariant_holds(db)
-        for scope in SCOPES:
-            for lane in LANES:
-                _covered, fast = all_issues(db, scope, lane, fast=True)
-                _, full = all_issues(db, scope, lane, fast=False)
-                assert fast == full
+        assert_the_walk_lists_what_the_full_scan_lists(db)
         assert all_issues(db, SCOPES[0], LANES[0], fast=True)[0]  # the walk was taken
     finally:
         db.close()
