@@ -370,6 +370,14 @@ def _converge_on_fresh_schema(conn: sqlite3.Connection) -> None:
             conn.execute(sql)
 
 
+def _drop_every_trigger(conn: sqlite3.Connection) -> None:
+    """Before a table is swapped for a rebuilt copy: the convergence on the fresh schema reinstalls
+    every trigger, and until then none may name the table (the rename checks them all, and the
+    table is briefly gone)."""
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+        conn.execute(f'DROP TRIGGER "{name}"')
+
+
 _BACKLOG_COLUMNS = "tenant_id, person_id, model, version, target_kind, target_id"
 
 
@@ -377,10 +385,7 @@ def _v16_backlog_key(conn: sqlite3.Connection) -> None:
     """Recreate ``projection_backlog`` with the target before the lane in its key (schema 16)."""
     if not schema.has_table(conn, "projection_backlog"):
         return  # older than the backlog: the convergence creates it
-    # As in _rebuild_embeddings: the convergence reinstalls every trigger, and none may name the
-    # table while it is swapped (the rename checks them).
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-        conn.execute(f'DROP TRIGGER "{name}"')
+    _drop_every_trigger(conn)
     create = _named(EMBEDDING_TRACKING)["projection_backlog"]
     conn.execute(create.replace(" projection_backlog(", " projection_backlog_v16(", 1))
     conn.execute(
@@ -399,10 +404,7 @@ _EMBEDDING_COLUMNS = (
 
 def _rebuild_embeddings(conn: sqlite3.Connection) -> None:
     """Recreate ``embeddings`` with a BLOB column, converting each JSON vector to float32 bytes."""
-    # Every trigger is reinstalled when the migration converges on the fresh schema; until then
-    # none may name `embeddings` (the rename below checks them, and the table is briefly gone).
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-        conn.execute(f'DROP TRIGGER "{name}"')
+    _drop_every_trigger(conn)
     create = _named(schema.TABLES)["embeddings"]
     conn.execute(create.replace("CREATE TABLE embeddings(", "CREATE TABLE embeddings_v9(", 1))
     rows = conn.execute(f"SELECT {_EMBEDDING_COLUMNS} FROM embeddings").fetchall()
